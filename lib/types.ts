@@ -1,0 +1,71 @@
+/** Shared domain types of dealer-gateway. */
+
+/** The two kinds of record the service accepts; each has its own queue and downstream system. */
+export type RecordKind = 'salesRegistration' | 'caseRecord';
+
+/** A sales registration after validation and normalisation (API field names kept). */
+export interface SalesRegistration {
+  DealerId: number;
+  FrameNum: string;
+  Model?: string;
+  SaleDate: string;
+  Name: string;
+  Name2: string;
+  CompanyName?: string;
+  Street: string;
+  Floor?: string;
+  Town?: string;
+  Postcode?: string;
+  State?: string;
+  email: string;
+  Phone: string;
+  CommPriv: 'C' | 'P';
+  RiderTraining?: string;
+  MoreInfo: 'Y' | 'N';
+  AllowSharing: 'Y' | 'N';
+  Operator?: string;
+  Finance?: string;
+  Promo?: string;
+  Cashback?: string;
+  DOB?: string;
+  Sex?: 'M' | 'F' | 'X';
+}
+
+/**
+ * A case after validation and normalisation. `vin-frame` is folded into `frameNo`;
+ * unknown fields are dropped; booleans are real booleans; absent fields stay absent.
+ */
+export interface CaseRecord {
+  title?: string;
+  firstName: string;
+  surname: string;
+  email: string;
+  mobile?: string;
+  homePhone?: string;
+  addressPostcode?: string;
+  privacyConsent?: boolean;
+  subscribeToBrand?: boolean;
+  ownBrand?: boolean;
+  siteName?: string;
+  comments?: string;
+  origin?: string;
+  frameNo?: string;
+}
+
+/** Body of one SQS message: one accepted record. */
+export interface QueuedRecord {
+  id: string;
+  kind: RecordKind;
+  requestId: string;
+  record: SalesRegistration | CaseRecord;
+}
+
+/**
+ * What a delivery adapter reports for one record.
+ * `reachedDownstream` is true when the delivery request itself (not a token or CSRF fetch) was sent
+ * and the downstream answered or timed out; the status record counts those as attempts.
+ */
+export type DeliveryOutcome =
+  | { kind: 'delivered'; downstreamId?: string; reachedDownstream: true }
+  | { kind: 'transient'; error: string; reachedDownstream: boolean }
+  | { kind: 'permanent'; error: string; reachedDownstream: boolean };
