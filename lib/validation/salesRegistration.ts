@@ -1,0 +1,53 @@
+import schema from '../../schemas/salesRegistration.schema.json' with { type: 'json' };
+import type { SalesRegistration } from '../types.ts';
+import { checkDateOfBirth, checkSaleDate, normaliseCommPriv, normaliseSex, postcodeToString, trimAndDropBlanks } from './fieldRules.ts';
+import { sortProblems } from './format.ts';
+import validate from './generated/salesRegistration.js';
+import { describeErrors } from './messages.ts';
+import type { Problem, ValidationResult } from './types.ts';
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** Trimming, blank = missing and the value aliases, applied before the schema judges a record. */
+const prepareRecord = (record: unknown): unknown => {
+  if (!isPlainObject(record)) return record;
+  const prepared = trimAndDropBlanks(record);
+  if ('CommPriv' in prepared) prepared.CommPriv = normaliseCommPriv(prepared.CommPriv);
+  if ('Sex' in prepared) prepared.Sex = normaliseSex(prepared.Sex);
+  if ('Postcode' in prepared) prepared.Postcode = postcodeToString(prepared.Postcode);
+  return prepared;
+};
+
+/** Date rules the schema cannot state, for the records whose dates already have the right form. */
+const dateProblems = (records: unknown[], now: Date): Problem[] => {
+  const problems: Problem[] = [];
+  records.forEach((record, index) => {
+    if (!isPlainObject(record)) return;
+    const { SaleDate, DOB } = record;
+    const saleRule = typeof SaleDate === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(SaleDate) && checkSaleDate(SaleDate, now);
+    if (saleRule) problems.push({ index, field: 'SaleDate', rule: saleRule });
+    const dobRule = typeof DOB === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(DOB) && checkDateOfBirth(DOB, now);
+    if (dobRule) problems.push({ index, field: 'DOB', rule: dobRule });
+  });
+  return problems;
+};
+
+/**
+ * Validates a parsed `erp/sales_registration` body and returns the normalised records, or every problem found.
+ *
+ * @example
+ * const result = validateSalesRegistrations(JSON.parse(body));
+ * if (!result.ok) return badRequest(result.problems.map(formatProblem).join('; '));
+ */
+export const validateSalesRegistrations = (
+  body: unknown,
+  now = new Date(),
+): ValidationResult<SalesRegistration[]> => {
+  const prepared = Array.isArray(body) ? body.map(prepareRecord) : body;
+  const schemaValid = validate(prepared);
+  const problems = schemaValid ? [] : describeErrors(validate.errors ?? [], schema);
+  if (Array.isArray(prepared)) problems.push(...dateProblems(prepared, now));
+  if (problems.length > 0) return { ok: false, problems: sortProblems(problems) };
+  return { ok: true, value: prepared as SalesRegistration[] };
+};
