@@ -41,5 +41,8 @@ export const validateCaseRecord = (body: unknown): ValidationResult<CaseRecord> 
   }
   if (problems.length > 0) return { ok: false, problems };
   const frame = frameNo ?? vinFrame;
-  return { ok: true, value: (frame === undefined ? rest : { ...rest, frameNo: frame }) as unknown as CaseRecord };
+  return {
+    ok: true,
+    value: (frame === undefined ? rest : { ...rest, frameNo: frame }) as unknown as CaseRecord,
+  };
 };

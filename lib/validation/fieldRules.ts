@@ -46,7 +46,8 @@ export const normaliseCommPriv = (value: unknown): unknown => {
 };
 
 /** Sex: any case, stored upper case. */
-export const normaliseSex = (value: unknown): unknown => (typeof value === 'string' ? value.toUpperCase() : value);
+export const normaliseSex = (value: unknown): unknown =>
+  typeof value === 'string' ? value.toUpperCase() : value;
 
 /** Postcode: a number in the request becomes a string. */
 export const postcodeToString = (value: unknown): unknown =>

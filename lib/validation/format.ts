@@ -6,7 +6,8 @@ import type { Problem } from './types.ts';
  */
 export const formatProblem = (problem: Problem): string => {
   const index = problem.index === undefined ? '' : `[${problem.index}]`;
-  const subject = problem.field === undefined ? index || 'body' : `${index}${index ? '.' : ''}${problem.field}`;
+  const subject =
+    problem.field === undefined ? index || 'body' : `${index}${index ? '.' : ''}${problem.field}`;
   return `${subject} ${problem.rule}`;
 };
 

@@ -1,6 +1,13 @@
 import schema from '../../schemas/salesRegistration.schema.json' with { type: 'json' };
 import type { SalesRegistration } from '../types.ts';
-import { checkDateOfBirth, checkSaleDate, normaliseCommPriv, normaliseSex, postcodeToString, trimAndDropBlanks } from './fieldRules.ts';
+import {
+  checkDateOfBirth,
+  checkSaleDate,
+  normaliseCommPriv,
+  normaliseSex,
+  postcodeToString,
+  trimAndDropBlanks,
+} from './fieldRules.ts';
 import { sortProblems } from './format.ts';
 import validate from './generated/salesRegistration.js';
 import { describeErrors } from './messages.ts';
@@ -25,7 +32,8 @@ const dateProblems = (records: unknown[], now: Date): Problem[] => {
   records.forEach((record, index) => {
     if (!isPlainObject(record)) return;
     const { SaleDate, DOB } = record;
-    const saleRule = typeof SaleDate === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(SaleDate) && checkSaleDate(SaleDate, now);
+    const saleRule =
+      typeof SaleDate === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(SaleDate) && checkSaleDate(SaleDate, now);
     if (saleRule) problems.push({ index, field: 'SaleDate', rule: saleRule });
     const dobRule = typeof DOB === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(DOB) && checkDateOfBirth(DOB, now);
     if (dobRule) problems.push({ index, field: 'DOB', rule: dobRule });

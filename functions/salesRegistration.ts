@@ -1,0 +1,13 @@
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import { bodySizeGuard } from '../lib/http/bodySizeGuard.ts';
+import { contentTypeGuard } from '../lib/http/contentTypeGuard.ts';
+import { httpOperation } from '../lib/http/pipeline.ts';
+import { salesRegistrationShape } from '../lib/http/shapes.ts';
+import { salesRegistrationRequest } from '../lib/intake/salesRegistrationRequest.ts';
+
+/** POST /erp/sales_registration */
+export const handler = httpOperation(salesRegistrationShape)
+  .use(contentTypeGuard({ allowed: ['application/json'] }))
+  .use(bodySizeGuard({ maxBytes: 1024 * 1024 }))
+  .use(httpJsonBodyParser())
+  .handler(salesRegistrationRequest);

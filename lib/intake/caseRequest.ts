@@ -1,0 +1,37 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { requestIdOf } from '../http/contractErrors.ts';
+import { RequestRefused } from '../http/errors.ts';
+import { jsonResponse } from '../http/responses.ts';
+import { logger } from '../observability/logger.ts';
+import { validateCaseRecord } from '../validation/caseRecord.ts';
+import { formatProblem } from '../validation/format.ts';
+import { acceptRecords } from './acceptRecords.ts';
+import { idempotencyKeyOf } from './idempotencyKey.ts';
+import { canonicalJson } from './recordIds.ts';
+
+/**
+ * `POST /crm/case` after parsing (JSON or form): validates the case, accepts it and answers with its CrmId,
+ * the key under which the worker creates the case in the CRM.
+ *
+ * @example
+ * const response = await caseRequest({ ...event, body: { firstName: 'Ana', surname: 'Silva', email: 'ana@example.com' } }, context);
+ * // 200 {"CrmId":"…","CrmResponseSuccess":true}
+ */
+export const caseRequest = async (
+  event: APIGatewayProxyEvent,
+  context: Context,
+): Promise<APIGatewayProxyResult> => {
+  const requestId = requestIdOf({ event, context });
+  const idempotencyKey = idempotencyKeyOf(event);
+  const result = validateCaseRecord(event.body as unknown);
+  if (!result.ok) throw new RequestRefused(400, result.problems.map(formatProblem).join('; '));
+  const [crmId] = await acceptRecords({
+    kind: 'caseRecord',
+    records: [result.value],
+    requestId,
+    idempotencyKey,
+    body: canonicalJson(result.value),
+  });
+  logger.info('case accepted', { requestId, count: 1 });
+  return jsonResponse(200, { CrmId: crmId, CrmResponseSuccess: true });
+};

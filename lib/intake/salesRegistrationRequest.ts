@@ -1,0 +1,51 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { requestIdOf } from '../http/contractErrors.ts';
+import { RequestRefused } from '../http/errors.ts';
+import { jsonResponse } from '../http/responses.ts';
+import { logger } from '../observability/logger.ts';
+import { formatProblem } from '../validation/format.ts';
+import { validateSalesRegistrations } from '../validation/salesRegistration.ts';
+import { acceptRecords } from './acceptRecords.ts';
+import { idempotencyKeyOf } from './idempotencyKey.ts';
+import { canonicalJson } from './recordIds.ts';
+
+/** Most problems listed in one answer; a 500-record upload with one systematic mistake would list 500. */
+const MAX_PROBLEMS_LISTED = 50;
+
+/** Joins problems into one message, saying how many more there are beyond the listed ones. */
+export const problemsMessage = (problems: string[]): string =>
+  problems.length <= MAX_PROBLEMS_LISTED
+    ? problems.join('; ')
+    : `${problems.slice(0, MAX_PROBLEMS_LISTED).join('; ')}; and ${problems.length - MAX_PROBLEMS_LISTED} more problem(s)`;
+
+/**
+ * `POST /erp/sales_registration` after parsing: validates every record, accepts the request whole or not at all,
+ * and answers with the ids in request order.
+ *
+ * @example
+ * const response = await salesRegistrationRequest({ ...event, body: [record] }, context);
+ * // 200 {"success":true,"message":"1 sales registration(s) accepted","registrations":[{"id":"…","FrameNum":"…"}]}
+ */
+export const salesRegistrationRequest = async (
+  event: APIGatewayProxyEvent,
+  context: Context,
+): Promise<APIGatewayProxyResult> => {
+  const requestId = requestIdOf({ event, context });
+  const idempotencyKey = idempotencyKeyOf(event);
+  const result = validateSalesRegistrations(event.body as unknown);
+  if (!result.ok) throw new RequestRefused(400, problemsMessage(result.problems.map(formatProblem)));
+  const records = result.value;
+  const ids = await acceptRecords({
+    kind: 'salesRegistration',
+    records,
+    requestId,
+    idempotencyKey,
+    body: canonicalJson(records),
+  });
+  logger.info('sales registrations accepted', { requestId, count: ids.length });
+  return jsonResponse(200, {
+    success: true,
+    message: `${ids.length} sales registration(s) accepted`,
+    registrations: ids.map((id, i) => ({ id, FrameNum: records[i].FrameNum })),
+  });
+};

@@ -1,0 +1,55 @@
+import { SendMessageBatchCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import { sqsClient } from '../aws/clients.ts';
+import type { QueuedRecord } from '../types.ts';
+
+/** SQS takes at most 10 entries a call. */
+const ENTRIES_PER_BATCH = 10;
+/** Batches in flight at once for a large request. */
+const PARALLEL_BATCHES = 10;
+/** Rounds of re-sending the entries SQS refused (the SDK itself retries whole calls that fail). */
+const ENTRY_RETRY_ROUNDS = 3;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const sendBatch = async (queueUrl: string, batch: QueuedRecord[]): Promise<string[]> => {
+  let pending: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({
+    Id: String(index),
+    MessageBody: JSON.stringify(message),
+  }));
+  for (let round = 0; round <= ENTRY_RETRY_ROUNDS && pending.length > 0; round++) {
+    if (round > 0) await pause(50 * 2 ** round);
+    try {
+      const out = await sqsClient().send(
+        new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: pending }),
+      );
+      const failed = new Set((out.Failed ?? []).map((entry) => entry.Id));
+      pending = pending.filter((entry) => failed.has(entry.Id));
+    } catch {
+      // The SDK has already retried this call; what it carried may or may not be queued. The caller treats
+      // it as not queued: ids are stable, so a second copy is harmless to the worker.
+      break;
+    }
+  }
+  return pending.map((entry) => batch[Number(entry.Id)].id);
+};
+
+/**
+ * Queues records, 10 to a call, re-sending entries SQS refuses.
+ *
+ * @returns the ids of the records that could not be queued (empty when all were).
+ * @example
+ * const failedIds = await sendRecords(queueUrl, [{ id, kind: 'caseRecord', requestId, record }]);
+ */
+export const sendRecords = async (queueUrl: string, messages: QueuedRecord[]): Promise<string[]> => {
+  const batches: QueuedRecord[][] = [];
+  for (let i = 0; i < messages.length; i += ENTRIES_PER_BATCH)
+    batches.push(messages.slice(i, i + ENTRIES_PER_BATCH));
+  const failed: string[] = [];
+  for (let i = 0; i < batches.length; i += PARALLEL_BATCHES) {
+    const results = await Promise.all(
+      batches.slice(i, i + PARALLEL_BATCHES).map((b) => sendBatch(queueUrl, b)),
+    );
+    for (const ids of results) failed.push(...ids);
+  }
+  return failed;
+};

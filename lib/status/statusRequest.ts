@@ -1,0 +1,35 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { RequestRefused } from '../http/errors.ts';
+import { jsonResponse } from '../http/responses.ts';
+import { getStatusRecord } from '../store/statusRecords.ts';
+import type { StatusRecord } from '../store/types.ts';
+
+/** What a status look-up shows of a status record: never the record's personal data. */
+export const statusView = (status: StatusRecord) => ({
+  id: status.id,
+  status: status.status,
+  attempts: status.attempts,
+  acceptedAt: status.acceptedAt,
+  updatedAt: status.updatedAt,
+  ...(status.downstreamId ? { downstreamId: status.downstreamId } : {}),
+  ...(status.error ? { error: status.error } : {}),
+});
+
+const plausibleId = /^[0-9a-f]{32}(-[0-9a-z]{1,12})?$/;
+
+/**
+ * `GET /erp/sales_registration/{id}` and `GET /crm/case/{CrmId}`: where a record stands, or 404.
+ *
+ * @example
+ * await statusRequest({ ...event, pathParameters: { CrmId: '3f0c…' } }) // 200 {"id":"3f0c…","status":"delivered",…}
+ */
+export const statusRequest = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+  const crmId = event.pathParameters?.CrmId;
+  const kind = crmId === undefined ? 'salesRegistration' : 'caseRecord';
+  const id = crmId ?? event.pathParameters?.id ?? '';
+  const label = kind === 'caseRecord' ? 'case with this CrmId' : 'sales registration with this id';
+  // A malformed id cannot exist: answer 404 without a read.
+  const status = plausibleId.test(id) ? await getStatusRecord(id) : undefined;
+  if (!status || status.kind !== kind) throw new RequestRefused(404, `no ${label}`);
+  return jsonResponse(200, statusView(status));
+};

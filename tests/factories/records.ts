@@ -1,0 +1,35 @@
+/** Test factories: valid records that tests change one field at a time. */
+
+/** A valid sales registration as a dealer system sends it. */
+export const salesRegistrationInput = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+  DealerId: 1234,
+  FrameNum: 'JH2PC40A1XM000001',
+  Model: 'CBR650R',
+  SaleDate: '2026-11-20',
+  Name: 'Testperson',
+  Name2: 'Alexandra',
+  Street: '1 Sample Street',
+  Town: 'Exampleton',
+  Postcode: '2000',
+  email: 'alexandra.testperson@example.com',
+  Phone: '+61 400 000 001',
+  CommPriv: 'P',
+  ...overrides,
+});
+
+/** A valid case as a web form sends it. */
+export const caseInput = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+  title: 'Ms',
+  firstName: 'Bernadette',
+  surname: 'Caseperson',
+  email: 'bernadette.caseperson@example.com',
+  mobile: '+61 400 000 002',
+  addressPostcode: '3000',
+  privacyConsent: true,
+  comments: 'Please call me about a service.',
+  ...overrides,
+});
+
+/** A fresh unique frame number, so that records of different tests never look like duplicates. */
+export const uniqueFrame = (prefix = 'TST'): string =>
+  `${prefix}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`.toUpperCase().slice(0, 30);

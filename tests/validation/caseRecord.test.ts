@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { validateCaseRecord } from '../../lib/validation/caseRecord.ts';
+import { formatProblem } from '../../lib/validation/format.ts';
+import { caseInput as input } from '../factories/records.ts';
+
+const messages = (body: unknown): string[] => {
+  const result = validateCaseRecord(body);
+  return result.ok ? [] : result.problems.map(formatProblem);
+};
+
+const accepted = (body: Record<string, unknown>) => {
+  const result = validateCaseRecord(body);
+  if (!result.ok) throw new Error(`refused: ${result.problems.map(formatProblem).join('; ')}`);
+  return result.value as unknown as Record<string, unknown>;
+};
+
+describe('case validation, row by row of the contract', () => {
+  it.each(['firstName', 'surname'])('%s: non-blank, at most 40 characters', (field) => {
+    expect(accepted(input({ [field]: ` ${'n'.repeat(40)} ` }))[field]).toBe('n'.repeat(40));
+    expect(messages(input({ [field]: 'n'.repeat(41) }))).toEqual([`${field} must be at most 40 characters`]);
+    expect(messages(input({ [field]: '   ' }))).toEqual([`${field} is required`]);
+    expect(messages(input({ [field]: undefined }))).toEqual([`${field} is required`]);
+  });
+
+  it('email: valid address, at most 80 characters', () => {
+    expect(accepted(input({ email: 'x.y@example.org' })).email).toBe('x.y@example.org');
+    expect(messages(input({ email: 'nope' }))).toEqual(['email is not valid']);
+    expect(messages(input({ email: `${'a'.repeat(70)}@example.com` }))).toEqual(['email must be at most 80 characters']);
+    expect(messages(input({ email: '' }))).toEqual(['email is required']);
+  });
+
+  it.each(['privacyConsent', 'subscribeToBrand', 'ownBrand'])('%s: booleans in every accepted spelling', (field) => {
+    for (const yes of [true, 'true', 'TRUE', 'on', 'Yes', '1', 1]) expect(accepted(input({ [field]: yes }))[field]).toBe(true);
+    for (const no of [false, 'false', 'off', 'NO', '0', 0]) expect(accepted(input({ [field]: no }))[field]).toBe(false);
+    expect(messages(input({ [field]: 'maybe' }))).toEqual([`${field} must be true or false`]);
+  });
+
+  it('a checkbox left unticked stays absent', () => {
+    expect('subscribeToBrand' in accepted(input())).toBe(false);
+  });
+
+  it('comments: at most 32,000 characters', () => {
+    expect((accepted(input({ comments: 'c'.repeat(32000) })).comments as string).length).toBe(32000);
+    expect(messages(input({ comments: 'c'.repeat(32001) }))).toEqual(['comments must be at most 32000 characters']);
+  });
+
+  it('frameNo and vin-frame: either sets the frame number; both and different is invalid', () => {
+    expect(accepted(input({ frameNo: 'F1' })).frameNo).toBe('F1');
+    expect(accepted(input({ 'vin-frame': 'V1' })).frameNo).toBe('V1');
+    expect('vin-frame' in accepted(input({ 'vin-frame': 'V1' }))).toBe(false);
+    expect(accepted(input({ frameNo: 'F1', 'vin-frame': ' F1 ' })).frameNo).toBe('F1');
+    expect(messages(input({ frameNo: 'F1', 'vin-frame': 'F2' }))).toEqual(['vin-frame must match frameNo when both are given']);
+  });
+
+  it.each(['title', 'mobile', 'homePhone', 'addressPostcode', 'siteName', 'origin'])(
+    '%s: trimmed, at most 255 characters',
+    (field) => {
+      expect(accepted(input({ [field]: ` ${'s'.repeat(255)} ` }))[field]).toBe('s'.repeat(255));
+      expect(messages(input({ [field]: 's'.repeat(256) }))).toEqual([`${field} must be at most 255 characters`]);
+    },
+  );
+
+  it('unknown property: ignored and not forwarded', () => {
+    const value = accepted(input({ submit: 'Send', utm_source: 'mail' }));
+    expect(value).not.toHaveProperty('submit');
+    expect(value).not.toHaveProperty('utm_source');
+  });
+
+  it('a JSON array is not a case', () => {
+    expect(messages([input()])).toEqual(['body must be a single case object']);
+  });
+
+  it('reports every problem at once', () => {
+    expect(messages(input({ email: 'bad', firstName: '', ownBrand: 'perhaps' }))).toEqual([
+      'firstName is required',
+      'email is not valid',
+      'ownBrand must be true or false',
+    ]);
+  });
+});
