@@ -11,7 +11,8 @@ let dynamo: DynamoDBClient | undefined;
 
 /** The container's SQS client. */
 export const sqsClient = (): SQSClient => {
-  sqs ??= new SQSClient({});
+  // With an endpoint of our own (local runner, tests), send there even when a queue URL names another host.
+  sqs ??= new SQSClient({ useQueueUrlAsEndpoint: !process.env.AWS_ENDPOINT_URL_SQS });
   return sqs;
 };
 

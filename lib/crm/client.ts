@@ -1,0 +1,132 @@
+import type { CaseRecord, DeliveryOutcome } from '../types.ts';
+import {
+  DEFAULT_CASE_EXTERNAL_ID_FIELD,
+  DEFAULT_CRM_API_VERSION,
+  DEFAULT_CRM_TIMEOUT_MS,
+  PERSONAL_FIELDS,
+} from './constants.ts';
+import { CrmConfigError } from './errors.ts';
+import { describeFetchError } from './errorText.ts';
+import { mapCase } from './mapping.ts';
+import { DEFAULT_CASE_MAPPING } from './mappingFile.ts';
+import { classifyCrmAnswer, isInvalidSession } from './response.ts';
+import { requestAccessToken } from './token.ts';
+import type { AccessToken, CrmClient, CrmConfig, PatchAnswer, TokenResult } from './types.ts';
+
+const personalValuesOf = (record: CaseRecord): string[] =>
+  PERSONAL_FIELDS.map((field) => record[field]).filter((value): value is string => typeof value === 'string');
+
+/**
+ * Creates the Salesforce adapter for cases (CONTRACT section 3, CRM). Create it once per process: it caches
+ * the access token until Salesforce refuses it. The upsert by external id makes a repeat update the case
+ * it created instead of creating a second one. Never throws per record: every result is a
+ * {@link DeliveryOutcome}.
+ *
+ * @throws CrmConfigError when the mapping would write the external id field (it belongs in the URL).
+ * @example
+ * const crm = createCrmClient(crmConfigFromEnv());
+ * const outcome = await crm.upsertCase(caseRecord, 'b3f1…');
+ * if (outcome.kind === 'delivered') console.log(outcome.downstreamId); // '500…'
+ */
+export function createCrmClient(config: CrmConfig): CrmClient {
+  const timeoutMs = config.timeoutMs ?? DEFAULT_CRM_TIMEOUT_MS;
+  const apiVersion = config.apiVersion ?? DEFAULT_CRM_API_VERSION;
+  const externalIdField = config.externalIdField ?? DEFAULT_CASE_EXTERNAL_ID_FIELD;
+  const mapping = config.mapping ?? DEFAULT_CASE_MAPPING;
+  if (externalIdField in mapping) {
+    throw new CrmConfigError(
+      `case mapping writes ${externalIdField}, the external id field; it is set by the URL`,
+    );
+  }
+
+  // One token request at a time, shared by concurrent deliveries (a Lambda batch runs them in parallel).
+  let cached: Promise<TokenResult> | undefined;
+
+  const currentToken = (): Promise<TokenResult> => {
+    if (!cached) {
+      const pending = requestAccessToken(config.baseUrl, config.clientId, config.clientSecret, timeoutMs);
+      cached = pending;
+      // A failure is not kept: the next delivery asks again.
+      void pending.then((result) => {
+        if (!result.ok && cached === pending) cached = undefined;
+      });
+    }
+    return cached;
+  };
+
+  const renewToken = async (refused: AccessToken): Promise<TokenResult> => {
+    const seen = cached;
+    const latest = seen ? await seen : undefined;
+    // Another delivery may already have renewed it while this one waited: use that token.
+    if (cached !== seen) return currentToken();
+    if (latest?.ok && latest.token !== refused) return latest;
+    cached = undefined;
+    return currentToken();
+  };
+
+  const upsert = async (token: AccessToken, crmId: string, body: string): Promise<PatchAnswer> => {
+    const url =
+      `${token.instanceUrl}/services/data/${apiVersion}/sobjects/Case/` +
+      `${encodeURIComponent(externalIdField)}/${encodeURIComponent(crmId)}`;
+    try {
+      const response = await fetch(url, {
+        method: 'PATCH',
+        headers: {
+          Authorization: `Bearer ${token.accessToken}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+        },
+        body,
+        // A redirected PATCH would be re-sent blindly; classify the 3xx instead.
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      // The status is known: a body cut off by the timeout or the network only loses the details.
+      const text = await response.text().catch(() => '');
+      return { kind: 'answered', status: response.status, text };
+    } catch (error) {
+      const { timedOut, text } = describeFetchError(error, timeoutMs);
+      return timedOut ? { kind: 'timedOut', error: text } : { kind: 'networkError', error: text };
+    }
+  };
+
+  return {
+    async upsertCase(caseRecord, crmId): Promise<DeliveryOutcome> {
+      const body = JSON.stringify(mapCase(caseRecord, mapping));
+      const first = await currentToken();
+      if (!first.ok) return { kind: 'transient', error: first.error, reachedDownstream: false };
+
+      let answer = await upsert(first.token, crmId, body);
+      let refusedOnce = false;
+      if (answer.kind === 'answered' && isInvalidSession(answer.status, answer.text)) {
+        // The token expired or was revoked: one new token, one repeat. The refused PATCH did reach
+        // Salesforce, so every outcome from here on has reachedDownstream true.
+        refusedOnce = true;
+        const renewed = await renewToken(first.token);
+        if (!renewed.ok) {
+          return { kind: 'transient', error: `${renewed.error} (token refused)`, reachedDownstream: true };
+        }
+        answer = await upsert(renewed.token, crmId, body);
+        if (answer.kind === 'answered' && isInvalidSession(answer.status, answer.text)) {
+          // No loop: a fresh token refused at once is a Salesforce-side problem; retry with backoff later.
+          return {
+            kind: 'transient',
+            error: 'HTTP 401: INVALID_SESSION_ID again right after a new token was issued',
+            reachedDownstream: true,
+          };
+        }
+      }
+
+      switch (answer.kind) {
+        case 'answered':
+          return classifyCrmAnswer(answer.status, answer.text, personalValuesOf(caseRecord));
+        case 'timedOut':
+          // Salesforce may have processed it; the status record counts it as an attempt.
+          return { kind: 'transient', error: answer.error, reachedDownstream: true };
+        case 'networkError':
+          // Not answered, so not an attempt: unless the refused first PATCH already was one.
+          return { kind: 'transient', error: answer.error, reachedDownstream: refusedOnce };
+      }
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import type { CaseRecord } from '../types.ts';
+
+export const DEFAULT_CRM_API_VERSION = 'v66.0';
+export const DEFAULT_CASE_EXTERNAL_ID_FIELD = 'Web_Case_Id__c';
+
+/** CONTRACT section 3: downstream timeouts are 10 s. */
+export const DEFAULT_CRM_TIMEOUT_MS = 10_000;
+
+/** Error texts end up in status records and logs: keep them short. */
+export const MAX_ERROR_TEXT_LENGTH = 500;
+
+/**
+ * Every field of a normalised case, as a runtime set: a mapping file may only name these. Written as a
+ * record so the compiler complains when {@link CaseRecord} gains or loses a field.
+ */
+const CASE_FIELD_SET: Record<keyof CaseRecord, true> = {
+  title: true,
+  firstName: true,
+  surname: true,
+  email: true,
+  mobile: true,
+  homePhone: true,
+  addressPostcode: true,
+  privacyConsent: true,
+  subscribeToBrand: true,
+  ownBrand: true,
+  siteName: true,
+  comments: true,
+  origin: true,
+  frameNo: true,
+};
+
+export const CASE_FIELDS = Object.keys(CASE_FIELD_SET) as (keyof CaseRecord)[];
+
+/**
+ * Fields of a case that identify a person. Salesforce messages echo offending values (e.g.
+ * "invalid email address: …"), so these values are blanked out of every error text.
+ */
+export const PERSONAL_FIELDS = [
+  'firstName',
+  'surname',
+  'email',
+  'mobile',
+  'homePhone',
+  'comments',
+] as const satisfies readonly (keyof CaseRecord)[];
+
+/** Salesforce API field names: a letter, then letters, digits and underscores (custom ones end in __c). */
+export const SALESFORCE_FIELD_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;

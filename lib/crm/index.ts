@@ -1,0 +1,12 @@
+/** Salesforce REST adapter for cases (CONTRACT section 3, CRM). */
+export { createCrmClient } from './client.ts';
+export { crmConfigFromEnv } from './config.ts';
+export {
+  DEFAULT_CASE_EXTERNAL_ID_FIELD,
+  DEFAULT_CRM_API_VERSION,
+  DEFAULT_CRM_TIMEOUT_MS,
+} from './constants.ts';
+export { CaseMappingError, CrmConfigError } from './errors.ts';
+export { mapCase } from './mapping.ts';
+export { DEFAULT_CASE_MAPPING, loadCaseMapping, parseCaseMapping } from './mappingFile.ts';
+export type { CaseMapping, CrmClient, CrmConfig, MappingRule } from './types.ts';

@@ -1,0 +1,58 @@
+import type { CaseRecord, DeliveryOutcome } from '../types.ts';
+
+/** Field of a normalised case that a mapping rule may read. */
+export type CaseField = keyof CaseRecord;
+
+/**
+ * How one Salesforce field gets its value (one key per rule):
+ * - `{ "field": "title" }`: the case field as it is (strings stay strings, booleans JSON booleans);
+ * - `{ "join": ["firstName", "surname"], "separator": " " }`: the present parts joined (separator default " ");
+ * - `{ "firstOf": ["mobile", "homePhone"] }`: the first present field;
+ * - `{ "const": "Web" }`: always this value.
+ * A rule whose fields are all absent leaves the Salesforce field out of the body.
+ */
+export type MappingRule =
+  | { field: CaseField }
+  | { join: CaseField[]; separator?: string }
+  | { firstOf: CaseField[] }
+  | { const: string | number | boolean };
+
+/** Salesforce field name to rule. */
+export type CaseMapping = Readonly<Record<string, MappingRule>>;
+
+/** Connection settings of the Salesforce org (CONTRACT section 3, CRM). */
+export interface CrmConfig {
+  /** The org's My Domain URL, e.g. `https://example.my.salesforce.com`; the token endpoint lives here. */
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** Default `v66.0`. */
+  apiVersion?: string;
+  /** External id field of Case the upsert goes by; default `Web_Case_Id__c`. */
+  externalIdField?: string;
+  /** Default: the shipped `caseMapping.json`. */
+  mapping?: CaseMapping;
+  /** Per request, default 10 000 ms. */
+  timeoutMs?: number;
+}
+
+/** Upserts cases; create one per process (it caches the access token). */
+export interface CrmClient {
+  upsertCase(caseRecord: CaseRecord, crmId: string): Promise<DeliveryOutcome>;
+}
+
+/** An OAuth access token and the instance its API calls go to. */
+export interface AccessToken {
+  accessToken: string;
+  /** Without trailing slash. */
+  instanceUrl: string;
+}
+
+/** Result of a token request; a failure never reached the upsert endpoint. */
+export type TokenResult = { ok: true; token: AccessToken } | { ok: false; error: string };
+
+/** What came back from one upsert PATCH, before classification. */
+export type PatchAnswer =
+  | { kind: 'answered'; status: number; text: string }
+  | { kind: 'timedOut'; error: string }
+  | { kind: 'networkError'; error: string };

@@ -1,0 +1,119 @@
+import type { DeliveryOutcome, SalesRegistration } from '../types.ts';
+import { DEFAULT_ERP_TIMEOUT_MS, PERSONAL_FIELDS } from './constants.ts';
+import { cookieHeader, storeCookies } from './cookies.ts';
+import { fetchCsrfSession } from './csrf.ts';
+import { basicAuthorization, erpEndpoints } from './endpoints.ts';
+import { describeFetchError } from './errorText.ts';
+import { classifyErpAnswer, isCsrfRequired } from './response.ts';
+import type { CsrfResult, CsrfSession, ErpClient, ErpConfig, PostAnswer } from './types.ts';
+
+const personalValuesOf = (record: SalesRegistration): string[] =>
+  PERSONAL_FIELDS.map((field) => record[field]).filter((value): value is string => typeof value === 'string');
+
+/**
+ * Creates the SAP Gateway adapter for sales registrations (CONTRACT section 3, ERP). Create it once per
+ * process: it keeps the CSRF token and session cookies and reuses them until the ERP refuses them.
+ * Never throws per record: every result is a {@link DeliveryOutcome}.
+ *
+ * @example
+ * const erp = createErpClient(erpConfigFromEnv());
+ * const outcome = await erp.deliverSalesRegistration(record, 'c0ffee-…');
+ * if (outcome.kind === 'delivered') console.log(outcome.downstreamId); // '49000001'
+ */
+export function createErpClient(config: ErpConfig): ErpClient {
+  const timeoutMs = config.timeoutMs ?? DEFAULT_ERP_TIMEOUT_MS;
+  const { entitySet, serviceRoot } = erpEndpoints(config);
+  const authorization = basicAuthorization(config.username, config.password);
+
+  // One token fetch at a time, shared by concurrent deliveries (a Lambda batch runs them in parallel).
+  let cached: Promise<CsrfResult> | undefined;
+
+  const currentSession = (): Promise<CsrfResult> => {
+    if (!cached) {
+      const pending = fetchCsrfSession(serviceRoot, authorization, timeoutMs);
+      cached = pending;
+      // A failure is not kept: the next delivery tries again.
+      void pending.then((result) => {
+        if (!result.ok && cached === pending) cached = undefined;
+      });
+    }
+    return cached;
+  };
+
+  const renewSession = async (refused: CsrfSession): Promise<CsrfResult> => {
+    const seen = cached;
+    const latest = seen ? await seen : undefined;
+    // Another delivery may already have renewed it while this one waited: use that token.
+    if (cached !== seen) return currentSession();
+    if (latest?.ok && latest.session !== refused) return latest;
+    cached = undefined;
+    return currentSession();
+  };
+
+  const post = async (session: CsrfSession, body: string): Promise<PostAnswer> => {
+    try {
+      const response = await fetch(entitySet, {
+        method: 'POST',
+        headers: {
+          Authorization: authorization,
+          'X-CSRF-Token': session.token,
+          Cookie: cookieHeader(session.cookies),
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+        },
+        body,
+        // A redirected POST would be replayed as a GET or re-sent blindly; classify the 3xx instead.
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      // SAP may refresh the session cookie on any answer.
+      storeCookies(response.headers, session.cookies);
+      // The status is known: a body cut off by the timeout or the network only loses the details.
+      const text = await response.text().catch(() => '');
+      return { kind: 'answered', status: response.status, headers: response.headers, text };
+    } catch (error) {
+      const { timedOut, text } = describeFetchError(error, timeoutMs);
+      return timedOut ? { kind: 'timedOut', error: text } : { kind: 'networkError', error: text };
+    }
+  };
+
+  return {
+    async deliverSalesRegistration(record, registrationId): Promise<DeliveryOutcome> {
+      const body = JSON.stringify({ ...record, RegistrationId: registrationId });
+      const first = await currentSession();
+      if (!first.ok) return { kind: 'transient', error: first.error, reachedDownstream: false };
+
+      let answer = await post(first.session, body);
+      let refusedOnce = false;
+      if (answer.kind === 'answered' && isCsrfRequired(answer.status, answer.headers)) {
+        refusedOnce = true;
+        // The token expired (session timeout, ERP restart): one new token, one repeat. The refused POST
+        // did reach the ERP, so every outcome from here on has reachedDownstream true.
+        const renewed = await renewSession(first.session);
+        if (!renewed.ok) {
+          return { kind: 'transient', error: `${renewed.error} (token refused)`, reachedDownstream: true };
+        }
+        answer = await post(renewed.session, body);
+        if (answer.kind === 'answered' && isCsrfRequired(answer.status, answer.headers)) {
+          // No loop: a fresh token refused at once is an ERP-side problem; retry with backoff later.
+          return {
+            kind: 'transient',
+            error: 'HTTP 403: CSRF token refused again right after a new one was fetched',
+            reachedDownstream: true,
+          };
+        }
+      }
+
+      switch (answer.kind) {
+        case 'answered':
+          return classifyErpAnswer(answer.status, answer.text, personalValuesOf(record));
+        case 'timedOut':
+          // The ERP may have processed it; the status record counts it as an attempt.
+          return { kind: 'transient', error: answer.error, reachedDownstream: true };
+        case 'networkError':
+          // Not answered, so not an attempt: unless the refused first POST already was one.
+          return { kind: 'transient', error: answer.error, reachedDownstream: refusedOnce };
+      }
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import { DEFAULT_ERP_SERVICE_PATH } from './constants.ts';
+import { ErpConfigError } from './errors.ts';
+import type { ErpConfig } from './types.ts';
+
+const required = (env: NodeJS.ProcessEnv, name: string): string => {
+  const value = env[name]?.trim();
+  if (!value) throw new ErpConfigError(`setting ${name} is not set`);
+  return value;
+};
+
+// Not trimmed: a password may legitimately start or end with a space.
+const password = (env: NodeJS.ProcessEnv): string => {
+  const value = env.ERP_PASSWORD;
+  if (!value) throw new ErpConfigError('setting ERP_PASSWORD is not set');
+  return value;
+};
+
+/**
+ * Reads the ERP settings of CONTRACT section 3 from the environment.
+ *
+ * @throws ErpConfigError when ERP_BASE_URL, ERP_USERNAME or ERP_PASSWORD is missing or the URL is not http(s).
+ * @example
+ * const client = createErpClient(erpConfigFromEnv());
+ */
+export function erpConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ErpConfig {
+  const baseUrl = required(env, 'ERP_BASE_URL');
+  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
+    throw new ErpConfigError('setting ERP_BASE_URL is not an http(s) URL');
+  }
+  const servicePath = env.ERP_SERVICE_PATH?.trim() || DEFAULT_ERP_SERVICE_PATH;
+  if (!servicePath.startsWith('/')) throw new ErpConfigError('setting ERP_SERVICE_PATH must start with /');
+  const sapClient = env.ERP_SAP_CLIENT?.trim();
+  return {
+    baseUrl,
+    servicePath,
+    username: required(env, 'ERP_USERNAME'),
+    password: password(env),
+    ...(sapClient ? { sapClient } : {}),
+  };
+}

@@ -1,0 +1,96 @@
+import type { DeliveryOutcome } from '../types.ts';
+import { safeErrorText } from './errorText.ts';
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The message of an OData v2 error body `{"error":{"code":…,"message":{"lang":…,"value":…}}}`.
+ * Older gateways send `message` as a plain string; both are read.
+ *
+ * @example
+ * odataErrorMessage('{"error":{"code":"X","message":{"lang":"en","value":"Frame unknown"}}}'); // 'Frame unknown'
+ */
+export function odataErrorMessage(text: string): string | undefined {
+  const body = parseJson(text);
+  if (!isObject(body) || !isObject(body.error)) return undefined;
+  const message = body.error.message;
+  const value = isObject(message) ? message.value : message;
+  return typeof value === 'string' && value.trim() ? value : undefined;
+}
+
+/**
+ * `d.DocumentNumber` of an OData v2 entity answer, if the body has one.
+ *
+ * @example
+ * documentNumber('{"d":{"DocumentNumber":"49000001"}}'); // '49000001'
+ */
+export function documentNumber(text: string): string | undefined {
+  const body = parseJson(text);
+  if (!isObject(body) || !isObject(body.d)) return undefined;
+  const value = body.d.DocumentNumber;
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+}
+
+/** Statuses that say "not now" rather than "not this record" (CONTRACT section 3). */
+const isTransientStatus = (status: number): boolean =>
+  status === 401 || // credentials may be rotating
+  status === 403 || // a 403 without `X-CSRF-Token: Required` (that case is handled before this point)
+  status === 408 ||
+  status === 429 ||
+  status >= 500 ||
+  // 3xx: the delivery URL redirects (a login page, a moved host): configuration, not the record,
+  // so the record waits for a fix instead of being rejected. 1xx never surfaces from fetch.
+  status < 400;
+
+/**
+ * Classifies the ERP's answer to a delivery POST (CONTRACT section 3, ERP, steps 3 to 5).
+ * `personalValues` are blanked out of the error text.
+ *
+ * - any 2xx: delivered (a malformed body too: the ERP has the record, repeating would duplicate it);
+ * - 401, 403, 408, 429, 5xx, 3xx: transient;
+ * - every other 4xx (400, 404, 409, 422 named by the contract; 405, 410, 413, 415 … too): permanent,
+ *   because the same request would get the same answer; the text is `error.message.value`.
+ *
+ * @example
+ * classifyErpAnswer(409, '{"error":{"message":{"value":"already registered"}}}', []);
+ * // { kind: 'permanent', error: 'already registered', reachedDownstream: true }
+ */
+export function classifyErpAnswer(
+  status: number,
+  text: string,
+  personalValues: readonly string[],
+): DeliveryOutcome {
+  if (status >= 200 && status < 300) {
+    const downstreamId = documentNumber(text);
+    return { kind: 'delivered', reachedDownstream: true, ...(downstreamId ? { downstreamId } : {}) };
+  }
+  const message = odataErrorMessage(text);
+  if (isTransientStatus(status)) {
+    const error = message ? `HTTP ${status}: ${message}` : `HTTP ${status}`;
+    return { kind: 'transient', error: safeErrorText(error, personalValues), reachedDownstream: true };
+  }
+  return {
+    kind: 'permanent',
+    error: safeErrorText(message ?? `HTTP ${status}`, personalValues),
+    reachedDownstream: true,
+  };
+}
+
+/**
+ * True for SAP's "your CSRF token is not (or no longer) valid" answer.
+ *
+ * @example
+ * isCsrfRequired(403, new Headers({ 'x-csrf-token': 'Required' })); // true
+ */
+export function isCsrfRequired(status: number, headers: Headers): boolean {
+  return status === 403 && headers.get('x-csrf-token')?.trim().toLowerCase() === 'required';
+}
