@@ -1,0 +1,204 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { handler as caseHandler } from '../../functions/crmCase.ts';
+import { handler as salesHandler } from '../../functions/salesRegistration.ts';
+import { acceptRecords } from '../../lib/intake/acceptRecords.ts';
+import { contentId } from '../../lib/intake/recordIds.ts';
+import { getStatusRecords, putStatusRecords } from '../../lib/store/statusRecords.ts';
+import type { CaseRecord, QueuedRecord } from '../../lib/types.ts';
+import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
+import { startFaultyProxy } from '../support/faultyProxy.ts';
+import { isolatedAws } from '../support/isolatedAws.ts';
+
+const SALES = '/erp/sales_registration';
+let aws: Awaited<ReturnType<typeof isolatedAws>>;
+let proxy: Awaited<ReturnType<typeof startFaultyProxy>>;
+let salesQueue: string;
+let caseQueue: string;
+
+beforeAll(async () => {
+  aws = await isolatedAws();
+  // The service talks to SQS through a proxy that can inject failures; the tests read the queue directly.
+  proxy = await startFaultyProxy(aws.sqsEndpoint, 'SendMessageBatch');
+  process.env.AWS_ENDPOINT_URL_SQS = proxy.endpoint;
+  salesQueue = aws.resources.queues.SalesRegistrationQueue.url;
+  caseQueue = aws.resources.queues.CaseQueue.url;
+});
+
+afterAll(() => proxy.stop());
+
+beforeEach(async () => {
+  proxy.heal();
+  await aws.drain(salesQueue);
+  await aws.drain(caseQueue);
+});
+
+const sales = (count: number) => Array.from({ length: count }, () => salesRegistrationInput({ FrameNum: uniqueFrame() }));
+const post = (body: unknown, headers: Record<string, string> = {}) => salesHandler(jsonPost(SALES, body, headers), lambdaContext());
+const idsOf = (response: { body: string }): string[] => JSON.parse(response.body).registrations.map((r: { id: string }) => r.id);
+const sortedIds = (messages: QueuedRecord[]) => messages.map((m) => m.id).sort();
+
+describe('queueing accepted records', () => {
+  it('puts each record on its queue with id, kind, request id and the normalised record, and stores its status', async () => {
+    // Prepare
+    const records = sales(3);
+    records[1].CommPriv = 'private';
+    records[2].Postcode = 2040;
+    const event = jsonPost(SALES, records);
+    // Act
+    const response = await salesHandler(event, lambdaContext());
+    const messages = await aws.drain(salesQueue);
+    // Assess
+    expect(response.statusCode).toBe(200);
+    const ids = idsOf(response);
+    expect(sortedIds(messages)).toEqual([...ids].sort());
+    const second = messages.find((m) => m.id === ids[1]) as QueuedRecord;
+    expect(second.kind).toBe('salesRegistration');
+    expect(second.requestId).toBe(event.requestContext.requestId);
+    expect(second.record).toMatchObject({ CommPriv: 'P', MoreInfo: 'N', AllowSharing: 'N', FrameNum: records[1].FrameNum });
+    expect((messages.find((m) => m.id === ids[2]) as QueuedRecord).record).toMatchObject({ Postcode: '2040' });
+    const statuses = await getStatusRecords(ids);
+    expect([...statuses.values()].map((s) => [s.status, s.attempts])).toEqual([
+      ['accepted', 0],
+      ['accepted', 0],
+      ['accepted', 0],
+    ]);
+  });
+
+  it('queues nothing when one record of the request is invalid', async () => {
+    const records = sales(3);
+    records[2].email = 'broken';
+    const response = await post(records);
+    expect(response.statusCode).toBe(400);
+    expect(await aws.drain(salesQueue)).toEqual([]);
+  });
+
+  it('gives a duplicate (same normalised content within 24 hours) the earlier id and queues nothing new', async () => {
+    // Prepare
+    const records = sales(2);
+    const first = await post(records);
+    await aws.drain(salesQueue);
+    // Act: the same content, differently spelled
+    const again = await post(records.map((r) => ({ ...r, Name: ` ${r.Name} `, MoreInfo: 'N' })));
+    // Assess
+    expect(again.statusCode).toBe(200);
+    expect(idsOf(again)).toEqual(idsOf(first));
+    expect(await aws.drain(salesQueue)).toEqual([]);
+  });
+
+  it('treats the same record twice in one request as one record', async () => {
+    const [record] = sales(1);
+    const response = await post([record, record]);
+    const ids = idsOf(response);
+    expect(ids[0]).toBe(ids[1]);
+    expect(await aws.drain(salesQueue)).toHaveLength(1);
+  });
+
+  it('replays an Idempotency-Key with the same answer and refuses it with another body (422)', async () => {
+    // Prepare
+    const key = `key-${uniqueFrame()}`;
+    const records = sales(2);
+    const first = await post(records, { 'Idempotency-Key': key });
+    await aws.drain(salesQueue);
+    // Act
+    const replay = await post(records, { 'Idempotency-Key': key });
+    const conflict = await post(sales(1), { 'Idempotency-Key': key });
+    // Assess
+    expect(replay.statusCode).toBe(200);
+    expect(replay.body).toBe(first.body);
+    expect(await aws.drain(salesQueue)).toEqual([]);
+    expect(conflict.statusCode).toBe(422);
+    expect(JSON.parse(conflict.body)).toEqual({ success: false, message: 'Idempotency-Key was already used with a different body' });
+  });
+
+  it('replays a case Idempotency-Key and refuses it with another body in the case shape', async () => {
+    const key = `case-${uniqueFrame()}`;
+    const body = caseInput({ frameNo: uniqueFrame() });
+    const first = await caseHandler(jsonPost('/crm/case', body, { 'Idempotency-Key': key }), lambdaContext());
+    const replay = await caseHandler(jsonPost('/crm/case', body, { 'Idempotency-Key': key }), lambdaContext());
+    const conflict = await caseHandler(jsonPost('/crm/case', { ...body, comments: 'other' }, { 'Idempotency-Key': key }), lambdaContext());
+    expect(replay.body).toBe(first.body);
+    expect(await aws.drain(caseQueue)).toHaveLength(1);
+    expect(conflict.statusCode).toBe(422);
+    expect(JSON.parse(conflict.body)).toBe('Create Case failed: Idempotency-Key was already used with a different body');
+  });
+
+  it('re-sends entries SQS refuses, queueing each record once', async () => {
+    proxy.refuseFirstEntryOnce();
+    const response = await post(sales(3));
+    expect(response.statusCode).toBe(200);
+    expect(sortedIds(await aws.drain(salesQueue))).toEqual(idsOf(response).sort());
+  });
+
+  it('answers 503 when SQS fails mid-request, and a client retry queues every record exactly once', async () => {
+    // Prepare: 25 records are three batches; the second and third fail.
+    const records = sales(25);
+    proxy.failAfter(1);
+    // Act
+    const failed = await post(records);
+    const queuedBeforeRetry = await aws.drain(salesQueue);
+    proxy.heal();
+    const retried = await post(records);
+    const queuedByRetry = await aws.drain(salesQueue);
+    // Assess
+    expect(failed.statusCode).toBe(503);
+    expect(failed.headers?.['retry-after']).toBe('5');
+    expect(failed.headers?.['content-type']).toMatch(/^text\/plain/);
+    expect(failed.body).toMatch(/^An unexpected error has occurred\. Please contact the web services team with the query settings\. Reference: /);
+    expect(queuedBeforeRetry).toHaveLength(10);
+    expect(retried.statusCode).toBe(200);
+    const all = [...queuedBeforeRetry, ...queuedByRetry].map((m) => m.id).sort();
+    expect(all).toEqual([...idsOf(retried)].sort());
+    expect(new Set(all).size).toBe(25);
+  });
+
+  it('answers a case with 503 in the unexpected-error object when SQS is down', async () => {
+    proxy.failAfter(0);
+    const response = await caseHandler(jsonPost('/crm/case', caseInput({ frameNo: uniqueFrame() })), lambdaContext());
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['retry-after']).toBe('5');
+    const body = JSON.parse(response.body);
+    expect(body).toEqual({ error: 'An unexpected error occurred', details: expect.stringContaining('Reference: '), stackTrace: '' });
+  });
+});
+
+describe('records whose queueing may have been lost', () => {
+  const caseRecord = (): CaseRecord => ({ firstName: 'Lost', surname: 'Message', email: 'lost@example.com', frameNo: uniqueFrame() });
+  const at = (iso: string) => new Date(iso);
+
+  it('queues again a duplicate of a record nobody ever worked on (its first request died before queueing)', async () => {
+    // Prepare: a status record written by a request that died before SQS.
+    const record = caseRecord();
+    const id = contentId('caseRecord', record);
+    const acceptedAt = '2026-11-22T08:00:00.000Z';
+    await putStatusRecords([
+      { id, kind: 'caseRecord', status: 'accepted', attempts: 0, acceptedAt, updatedAt: acceptedAt, requestId: 'r1', record },
+    ]);
+    const request = { kind: 'caseRecord' as const, records: [record], requestId: 'r2', body: 'b' };
+    // Act
+    const soon = await acceptRecords({ ...request, now: at('2026-11-22T08:01:00Z') });
+    const queuedSoon = await aws.drain(caseQueue);
+    const later = await acceptRecords({ ...request, now: at('2026-11-22T08:06:00Z') });
+    const queuedLater = await aws.drain(caseQueue);
+    // Assess
+    expect(soon).toEqual([id]);
+    expect(queuedSoon).toEqual([]);
+    expect(later).toEqual([id]);
+    expect(queuedLater.map((m) => [m.id, m.requestId])).toEqual([[id, 'r1']]);
+  });
+
+  it('accepts the same content again as a new record after 24 hours, keeping the first', async () => {
+    const record = caseRecord();
+    const request = { kind: 'caseRecord' as const, records: [record], requestId: 'r', body: 'b' };
+    const [first] = await acceptRecords({ ...request, now: at('2026-11-20T08:00:00Z') });
+    const [second] = await acceptRecords({ ...request, now: at('2026-11-21T09:00:00Z') });
+    const [third] = await acceptRecords({ ...request, now: at('2026-11-21T09:03:00Z') });
+    expect(second).not.toBe(first);
+    expect(second.startsWith(`${first}-`)).toBe(true);
+    expect(third).toBe(second);
+    expect(sortedIds(await aws.drain(caseQueue))).toEqual([first, second].sort());
+    const stored = await getStatusRecords([first, second]);
+    expect(stored.get(first)?.acceptedAt).toBe('2026-11-20T08:00:00.000Z');
+    expect(stored.get(second)?.acceptedAt).toBe('2026-11-21T09:00:00.000Z');
+  });
+});
