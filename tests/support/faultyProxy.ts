@@ -29,7 +29,10 @@ export const startFaultyProxy = async (target: string, operation: string) => {
   const calls: string[] = [];
   const server = createServer(async (req, res) => {
     const body = await readBody(req);
-    const op = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    const op =
+      String(req.headers['x-amz-target'] ?? '')
+        .split('.')
+        .pop() ?? '';
     calls.push(op);
     let forwardBody = body;
     let refused: string | undefined;
@@ -50,14 +53,23 @@ export const startFaultyProxy = async (target: string, operation: string) => {
     const headers = Object.fromEntries(
       Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k)),
     ) as Record<string, string>;
-    const answer = await fetch(`${target}${req.url}`, { method: req.method, headers, body: req.method === 'GET' ? undefined : forwardBody });
+    const answer = await fetch(`${target}${req.url}`, {
+      method: req.method,
+      headers,
+      body: req.method === 'GET' ? undefined : forwardBody,
+    });
     let text = await answer.text();
     if (refused !== undefined) {
       const parsed = JSON.parse(text) as { Failed?: unknown[] };
-      parsed.Failed = [...(parsed.Failed ?? []), { Id: refused, SenderFault: false, Code: 'InternalError', Message: 'injected' }];
+      parsed.Failed = [
+        ...(parsed.Failed ?? []),
+        { Id: refused, SenderFault: false, Code: 'InternalError', Message: 'injected' },
+      ];
       text = JSON.stringify(parsed);
     }
-    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/x-amz-json-1.0' });
+    res.writeHead(answer.status, {
+      'content-type': answer.headers.get('content-type') ?? 'application/x-amz-json-1.0',
+    });
     res.end(text);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startLocalQueue } from '../../scripts/local/localQueue.ts';
 import { startLocalStore } from '../../scripts/local/localStore.ts';
-import { printServerlessConfig, type ResolvedServerlessConfig } from '../../scripts/local/serverlessConfig.ts';
+import {
+  printServerlessConfig,
+  type ResolvedServerlessConfig,
+} from '../../scripts/local/serverlessConfig.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -23,7 +26,7 @@ export default async function setup(project: TestProject) {
   const [queue, store, serverlessConfig] = await Promise.all([
     startLocalQueue(),
     startLocalStore(dataDir),
-    printServerlessConfig(process.env),
+    printServerlessConfig({ ...process.env, DELIVERY_MAX_ATTEMPTS: '3' }),
   ]);
   project.provide('sqsEndpoint', queue.endpoint);
   project.provide('dynamoEndpoint', store.endpoint);

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { inject } from 'vitest';
+import type { QueuedRecord } from '../../lib/types.ts';
 import { localClientConfig } from '../../scripts/local/aws.ts';
 import { createLocalResources, type LocalResources } from '../../scripts/local/resources.ts';
-import type { QueuedRecord } from '../../lib/types.ts';
 
 /** Gives every queue and table of the template a unique suffix, so test files never share state. */
 const renamed = (suffix: string) => {
@@ -47,12 +47,19 @@ export const isolatedAws = async () => {
     const bodies: QueuedRecord[] = [];
     for (;;) {
       const out = await sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 30 }),
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 0,
+          VisibilityTimeout: 30,
+        }),
       );
       if (!out.Messages?.length) return bodies;
       for (const message of out.Messages) {
         bodies.push(JSON.parse(message.Body ?? '{}'));
-        await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
+        await sqs.send(
+          new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }),
+        );
       }
     }
   };

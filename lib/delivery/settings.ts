@@ -1,0 +1,36 @@
+/** Delivery settings (CONTRACT section 3), read from the environment. */
+export interface DeliverySettings {
+  /** All attempts, the first included; equals the queue's maxReceiveCount. */
+  maxAttempts: number;
+  /** The wait after attempt n is at least this times 2^(n-1), plus at most 20 % jitter. */
+  retryBaseSeconds: number;
+}
+
+const positiveInteger = (name: string, value: string | undefined, fallback: number): number => {
+  if (value === undefined || value === '') return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1)
+    throw new Error(`setting ${name} must be a whole number of at least 1`);
+  return parsed;
+};
+
+/** Reads `DELIVERY_MAX_ATTEMPTS` (default 5) and `DELIVERY_RETRY_BASE_SECONDS` (default 30). */
+export const deliverySettings = (env = process.env): DeliverySettings => ({
+  maxAttempts: positiveInteger('DELIVERY_MAX_ATTEMPTS', env.DELIVERY_MAX_ATTEMPTS, 5),
+  retryBaseSeconds: positiveInteger('DELIVERY_RETRY_BASE_SECONDS', env.DELIVERY_RETRY_BASE_SECONDS, 30),
+});
+
+/** SQS refuses a visibility timeout above 12 hours. */
+const MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
+
+/**
+ * Seconds to wait before the next attempt after attempt `attempt` (1-based): base * 2^(attempt-1), plus at
+ * most 20 % jitter so that records failing together do not retry together.
+ *
+ * @example
+ * retryDelaySeconds(3, 30) // 120 to 144
+ */
+export const retryDelaySeconds = (attempt: number, baseSeconds: number, random = Math.random): number => {
+  const wait = baseSeconds * 2 ** (attempt - 1);
+  return Math.min(MAX_VISIBILITY_SECONDS, Math.ceil(wait * (1 + 0.2 * random())));
+};
