@@ -1,3 +1,4 @@
+import { describeFetchError } from '../delivery/errorText.ts';
 import type { CaseRecord, DeliveryOutcome } from '../types.ts';
 import {
   DEFAULT_CASE_EXTERNAL_ID_FIELD,
@@ -6,7 +7,6 @@ import {
   PERSONAL_FIELDS,
 } from './constants.ts';
 import { CrmConfigError } from './errors.ts';
-import { describeFetchError } from './errorText.ts';
 import { mapCase } from './mapping.ts';
 import { DEFAULT_CASE_MAPPING } from './mappingFile.ts';
 import { classifyCrmAnswer, isInvalidSession } from './response.ts';

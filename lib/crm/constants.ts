@@ -6,9 +6,6 @@ export const DEFAULT_CASE_EXTERNAL_ID_FIELD = 'Web_Case_Id__c';
 /** CONTRACT section 3: downstream timeouts are 10 s. */
 export const DEFAULT_CRM_TIMEOUT_MS = 10_000;
 
-/** Error texts end up in status records and logs: keep them short. */
-export const MAX_ERROR_TEXT_LENGTH = 500;
-
 /**
  * Every field of a normalised case, as a runtime set: a mapping file may only name these. Written as a
  * record so the compiler complains when {@link CaseRecord} gains or loses a field.

@@ -18,23 +18,34 @@ function parseRule(rule: unknown): MappingRule | string {
   const kinds = RULE_KEYS.filter((key) => key in rule);
   if (kinds.length !== 1) return `must have exactly one of ${RULE_KEYS.map((key) => `"${key}"`).join(', ')}`;
   const [kind] = kinds;
-  const allowed: string[] = kind === 'join' ? ['join', 'separator'] : [kind];
+  const allowed: string[] = kind === 'const' ? [kind] : [kind, 'maxLength'];
+  if (kind === 'join') allowed.push('separator');
   const extra = Object.keys(rule).find((key) => !allowed.includes(key));
   if (extra) return `has an unknown key "${extra}"`;
+  const { maxLength } = rule;
+  if (maxLength !== undefined && (!Number.isInteger(maxLength) || (maxLength as number) < 1)) {
+    return '"maxLength" must be a positive integer';
+  }
+  const limit = maxLength === undefined ? {} : { maxLength: maxLength as number };
   const fieldList = `one of ${CASE_FIELDS.join(', ')}`;
   switch (kind) {
     case 'field':
-      return isCaseField(rule.field) ? { field: rule.field } : `"field" must be ${fieldList}`;
+      return isCaseField(rule.field) ? { field: rule.field, ...limit } : `"field" must be ${fieldList}`;
     case 'firstOf':
     case 'join': {
       const fields = rule[kind];
       if (!Array.isArray(fields) || fields.length === 0) return `"${kind}" must be a non-empty array`;
       const bad = fields.find((field) => !isCaseField(field));
       if (bad !== undefined) return `"${kind}" names ${JSON.stringify(bad)}, which is not ${fieldList}`;
-      if (kind === 'firstOf') return { firstOf: fields };
-      if (rule.separator !== undefined && typeof rule.separator !== 'string')
+      if (kind === 'firstOf') return { firstOf: fields, ...limit };
+      if (rule.separator !== undefined && typeof rule.separator !== 'string') {
         return '"separator" must be a string';
-      return rule.separator === undefined ? { join: fields } : { join: fields, separator: rule.separator };
+      }
+      return {
+        join: fields,
+        ...(rule.separator === undefined ? {} : { separator: rule.separator }),
+        ...limit,
+      };
     }
     case 'const': {
       const value = rule.const;

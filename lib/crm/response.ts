@@ -1,5 +1,5 @@
+import { safeErrorText } from '../delivery/errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
-import { safeErrorText } from './errorText.ts';
 import { recordId, salesforceErrors } from './salesforceErrors.ts';
 
 /** Statuses that say "not now" rather than "not this record" (CONTRACT section 3, CRM). */

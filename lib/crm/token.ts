@@ -1,4 +1,4 @@
-import { describeFetchError } from './errorText.ts';
+import { describeFetchError } from '../delivery/errorText.ts';
 import type { TokenResult } from './types.ts';
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

@@ -9,13 +9,22 @@ export type CaseField = keyof CaseRecord;
  * - `{ "join": ["firstName", "surname"], "separator": " " }`: the present parts joined (separator default " ");
  * - `{ "firstOf": ["mobile", "homePhone"] }`: the first present field;
  * - `{ "const": "Web" }`: always this value.
+ * `field`, `join` and `firstOf` may add `"maxLength": n` to cut a text value to n characters.
  * A rule whose fields are all absent leaves the Salesforce field out of the body.
  */
 export type MappingRule =
-  | { field: CaseField }
-  | { join: CaseField[]; separator?: string }
-  | { firstOf: CaseField[] }
+  | ({ field: CaseField } & Limit)
+  | ({ join: CaseField[]; separator?: string } & Limit)
+  | ({ firstOf: CaseField[] } & Limit)
   | { const: string | number | boolean };
+
+/**
+ * `maxLength` cuts a text value to the Salesforce field's length: e.g. SuppliedName holds 80 characters but
+ * firstName and surname may have 40 each, and a case must not be refused for a long name.
+ */
+export interface Limit {
+  maxLength?: number;
+}
 
 /** Salesforce field name to rule. */
 export type CaseMapping = Readonly<Record<string, MappingRule>>;

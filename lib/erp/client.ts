@@ -1,9 +1,9 @@
+import { describeFetchError } from '../delivery/errorText.ts';
 import type { DeliveryOutcome, SalesRegistration } from '../types.ts';
 import { DEFAULT_ERP_TIMEOUT_MS, PERSONAL_FIELDS } from './constants.ts';
 import { cookieHeader, storeCookies } from './cookies.ts';
 import { fetchCsrfSession } from './csrf.ts';
 import { basicAuthorization, erpEndpoints } from './endpoints.ts';
-import { describeFetchError } from './errorText.ts';
 import { classifyErpAnswer, isCsrfRequired } from './response.ts';
 import type { CsrfResult, CsrfSession, ErpClient, ErpConfig, PostAnswer } from './types.ts';
 

@@ -6,9 +6,6 @@ export const DEFAULT_ERP_SERVICE_PATH = '/sap/opu/odata/sap/ZSD_SALES_REGISTRATI
 /** CONTRACT section 3: downstream timeouts are 10 s. */
 export const DEFAULT_ERP_TIMEOUT_MS = 10_000;
 
-/** Error texts end up in status records and logs: keep them short. */
-export const MAX_ERROR_TEXT_LENGTH = 500;
-
 /**
  * Fields of a registration that identify a person. SAP messages sometimes echo the values they
  * complain about, so these values are blanked out of every error text before it leaves the adapter.

@@ -1,5 +1,5 @@
+import { describeFetchError } from '../delivery/errorText.ts';
 import { storeCookies } from './cookies.ts';
-import { describeFetchError } from './errorText.ts';
 import type { CsrfResult } from './types.ts';
 
 /**

@@ -1,5 +1,5 @@
+import { safeErrorText } from '../delivery/errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
-import { safeErrorText } from './errorText.ts';
 
 const parseJson = (text: string): unknown => {
   try {

@@ -1,5 +1,5 @@
-import { createErpClient } from '../../lib/erp/index.ts';
 import type { ErpClient, ErpConfig } from '../../lib/erp/index.ts';
+import { createErpClient } from '../../lib/erp/index.ts';
 import type { SalesRegistration } from '../../lib/types.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 
@@ -24,7 +24,13 @@ export const registration = (overrides: Partial<SalesRegistration> = {}): SalesR
 });
 
 /** Personal values of {@link registration}: none may appear in an error text. */
-export const PERSONAL_VALUES = ['Marchetti', 'Giulietta', '12 Harbour Parade', 'giulietta.marchetti@example.com', '0412 555 019'];
+export const PERSONAL_VALUES = [
+  'Marchetti',
+  'Giulietta',
+  '12 Harbour Parade',
+  'giulietta.marchetti@example.com',
+  '0412 555 019',
+];
 
 export interface ErpFixture {
   sap: SapSandbox;

@@ -30,7 +30,11 @@ export const jsonPost = (path: string, body: unknown, headers: Record<string, st
   });
 
 /** A POST of an HTML form (application/x-www-form-urlencoded). */
-export const formPost = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+export const formPost = (
+  path: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+) =>
   apiEvent({
     path,
     resource: path,

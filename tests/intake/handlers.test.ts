@@ -17,7 +17,10 @@ describe('POST /erp/sales_registration', () => {
   it('accepts valid records: 200 with ids and trimmed FrameNums in request order', async () => {
     // Prepare
     const frames = [uniqueFrame(), uniqueFrame()];
-    const event = jsonPost(SALES, [salesRegistrationInput({ FrameNum: ` ${frames[0]} ` }), salesRegistrationInput({ FrameNum: frames[1] })]);
+    const event = jsonPost(SALES, [
+      salesRegistrationInput({ FrameNum: ` ${frames[0]} ` }),
+      salesRegistrationInput({ FrameNum: frames[1] }),
+    ]);
     // Act
     const response = await salesHandler(event, lambdaContext());
     // Assess
@@ -34,20 +37,28 @@ describe('POST /erp/sales_registration', () => {
     const event = jsonPost(SALES, [salesRegistrationInput(), salesRegistrationInput({ email: 'x' })]);
     const response = await salesHandler(event, lambdaContext());
     expect(response.statusCode).toBe(400);
-    expect(JSON.parse(response.body)).toEqual({ success: false, message: '[1].email is not a valid email address' });
+    expect(JSON.parse(response.body)).toEqual({
+      success: false,
+      message: '[1].email is not a valid email address',
+    });
   });
 
   it.each([
     ['text/plain', 415, 'Content-Type must be application/json'],
     ['application/x-www-form-urlencoded', 415, 'Content-Type must be application/json'],
   ])('refuses Content-Type %s with %i', async (contentType, status, message) => {
-    const response = await salesHandler(jsonPost(SALES, [salesRegistrationInput()], { 'Content-Type': contentType }), lambdaContext());
+    const response = await salesHandler(
+      jsonPost(SALES, [salesRegistrationInput()], { 'Content-Type': contentType }),
+      lambdaContext(),
+    );
     expect(response.statusCode).toBe(status);
     expect(JSON.parse(response.body)).toEqual({ success: false, message });
   });
 
   it('takes a charset parameter and any header case', async () => {
-    const event = jsonPost(SALES, [salesRegistrationInput({ FrameNum: uniqueFrame() })], { 'Content-Type': 'Application/JSON; charset=utf-8' });
+    const event = jsonPost(SALES, [salesRegistrationInput({ FrameNum: uniqueFrame() })], {
+      'Content-Type': 'Application/JSON; charset=utf-8',
+    });
     expect((await salesHandler(event, lambdaContext())).statusCode).toBe(200);
   });
 
@@ -64,7 +75,11 @@ describe('POST /erp/sales_registration', () => {
 
   it.each([
     ['malformed JSON', '[{"DealerId": 1234,', 'body is not valid JSON'],
-    ['an object instead of an array', '{"DealerId": 1234}', 'body must be a JSON array of sales registration records'],
+    [
+      'an object instead of an array',
+      '{"DealerId": 1234}',
+      'body must be a JSON array of sales registration records',
+    ],
     ['an empty array', '[]', 'body must hold at least one sales registration record'],
     ['an empty body', '', 'body is not valid JSON'],
   ])('refuses %s with 400', async (_label, body, message) => {
@@ -74,7 +89,10 @@ describe('POST /erp/sales_registration', () => {
   });
 
   it('refuses __proto__ keys without touching prototypes', async () => {
-    const response = await salesHandler(jsonPost(SALES, '[{"__proto__": {"polluted": true}}]'), lambdaContext());
+    const response = await salesHandler(
+      jsonPost(SALES, '[{"__proto__": {"polluted": true}}]'),
+      lambdaContext(),
+    );
     expect(response.statusCode).toBe(400);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -82,27 +100,40 @@ describe('POST /erp/sales_registration', () => {
 
 describe('POST /crm/case', () => {
   it('accepts JSON: 200 with CrmId', async () => {
-    const response = await caseHandler(jsonPost(CASE, caseInput({ frameNo: uniqueFrame() })), lambdaContext());
+    const response = await caseHandler(
+      jsonPost(CASE, caseInput({ frameNo: uniqueFrame() })),
+      lambdaContext(),
+    );
     expect(response.statusCode).toBe(200);
     const body = JSON.parse(response.body);
     expect(body).toEqual({ CrmId: expect.stringMatching(/^[0-9a-f]{32}$/), CrmResponseSuccess: true });
   });
 
   it('accepts an HTML form with its booleans and extra fields', async () => {
-    const fields = { firstName: 'Form', surname: 'Person', email: 'form.person@example.com', privacyConsent: 'on', submit: 'Send', frameNo: uniqueFrame() };
+    const fields = {
+      firstName: 'Form',
+      surname: 'Person',
+      email: 'form.person@example.com',
+      privacyConsent: 'on',
+      submit: 'Send',
+      frameNo: uniqueFrame(),
+    };
     const response = await caseHandler(formPost(CASE, fields), lambdaContext());
     expect(response.statusCode).toBe(200);
     expect(JSON.parse(response.body).CrmResponseSuccess).toBe(true);
   });
 
-  it('refuses an invalid email with the old service\'s JSON string', async () => {
+  it("refuses an invalid email with the old service's JSON string", async () => {
     const response = await caseHandler(jsonPost(CASE, caseInput({ email: 'not valid' })), lambdaContext());
     expect(response.statusCode).toBe(400);
     expect(JSON.parse(response.body)).toBe('Create Case failed: email is not valid');
   });
 
   it('joins several reasons with "; "', async () => {
-    const response = await caseHandler(formPost(CASE, { firstName: '', surname: 'S', email: 'bad' }), lambdaContext());
+    const response = await caseHandler(
+      formPost(CASE, { firstName: '', surname: 'S', email: 'bad' }),
+      lambdaContext(),
+    );
     expect(JSON.parse(response.body)).toBe('Create Case failed: firstName is required; email is not valid');
   });
 
@@ -127,7 +158,10 @@ describe('POST /crm/case', () => {
   });
 
   it('refuses a body over 64 KiB with 413', async () => {
-    const response = await caseHandler(jsonPost(CASE, caseInput({ comments: 'c'.repeat(70 * 1024) })), lambdaContext());
+    const response = await caseHandler(
+      jsonPost(CASE, caseInput({ comments: 'c'.repeat(70 * 1024) })),
+      lambdaContext(),
+    );
     expect(response.statusCode).toBe(413);
     expect(JSON.parse(response.body)).toBe('Create Case failed: body must be at most 64 KiB');
   });
@@ -136,7 +170,10 @@ describe('POST /crm/case', () => {
 describe('status look-ups', () => {
   it('show an accepted record, and 404 for an unknown id or the other kind', async () => {
     // Prepare
-    const accepted = await caseHandler(jsonPost(CASE, caseInput({ frameNo: uniqueFrame() })), lambdaContext());
+    const accepted = await caseHandler(
+      jsonPost(CASE, caseInput({ frameNo: uniqueFrame() })),
+      lambdaContext(),
+    );
     const { CrmId } = JSON.parse(accepted.body);
     // Act
     const found = await recordStatus(statusGet(`${CASE}/${CrmId}`, { CrmId }), lambdaContext());
@@ -145,7 +182,13 @@ describe('status look-ups', () => {
     // Assess
     expect(found.statusCode).toBe(200);
     const view = JSON.parse(found.body);
-    expect(view).toEqual({ id: CrmId, status: 'accepted', attempts: 0, acceptedAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(view).toEqual({
+      id: CrmId,
+      status: 'accepted',
+      attempts: 0,
+      acceptedAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
     expect(new Date(view.acceptedAt).toISOString()).toBe(view.acceptedAt);
     expect(wrongKind.statusCode).toBe(404);
     expect(JSON.parse(wrongKind.body)).toEqual({ message: 'no sales registration with this id' });

@@ -33,9 +33,12 @@ beforeEach(async () => {
   await aws.drain(caseQueue);
 });
 
-const sales = (count: number) => Array.from({ length: count }, () => salesRegistrationInput({ FrameNum: uniqueFrame() }));
-const post = (body: unknown, headers: Record<string, string> = {}) => salesHandler(jsonPost(SALES, body, headers), lambdaContext());
-const idsOf = (response: { body: string }): string[] => JSON.parse(response.body).registrations.map((r: { id: string }) => r.id);
+const sales = (count: number) =>
+  Array.from({ length: count }, () => salesRegistrationInput({ FrameNum: uniqueFrame() }));
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  salesHandler(jsonPost(SALES, body, headers), lambdaContext());
+const idsOf = (response: { body: string }): string[] =>
+  JSON.parse(response.body).registrations.map((r: { id: string }) => r.id);
 const sortedIds = (messages: QueuedRecord[]) => messages.map((m) => m.id).sort();
 
 describe('queueing accepted records', () => {
@@ -55,8 +58,15 @@ describe('queueing accepted records', () => {
     const second = messages.find((m) => m.id === ids[1]) as QueuedRecord;
     expect(second.kind).toBe('salesRegistration');
     expect(second.requestId).toBe(event.requestContext.requestId);
-    expect(second.record).toMatchObject({ CommPriv: 'P', MoreInfo: 'N', AllowSharing: 'N', FrameNum: records[1].FrameNum });
-    expect((messages.find((m) => m.id === ids[2]) as QueuedRecord).record).toMatchObject({ Postcode: '2040' });
+    expect(second.record).toMatchObject({
+      CommPriv: 'P',
+      MoreInfo: 'N',
+      AllowSharing: 'N',
+      FrameNum: records[1].FrameNum,
+    });
+    expect((messages.find((m) => m.id === ids[2]) as QueuedRecord).record).toMatchObject({
+      Postcode: '2040',
+    });
     const statuses = await getStatusRecords(ids);
     expect([...statuses.values()].map((s) => [s.status, s.attempts])).toEqual([
       ['accepted', 0],
@@ -108,19 +118,30 @@ describe('queueing accepted records', () => {
     expect(replay.body).toBe(first.body);
     expect(await aws.drain(salesQueue)).toEqual([]);
     expect(conflict.statusCode).toBe(422);
-    expect(JSON.parse(conflict.body)).toEqual({ success: false, message: 'Idempotency-Key was already used with a different body' });
+    expect(JSON.parse(conflict.body)).toEqual({
+      success: false,
+      message: 'Idempotency-Key was already used with a different body',
+    });
   });
 
   it('replays a case Idempotency-Key and refuses it with another body in the case shape', async () => {
     const key = `case-${uniqueFrame()}`;
     const body = caseInput({ frameNo: uniqueFrame() });
     const first = await caseHandler(jsonPost('/crm/case', body, { 'Idempotency-Key': key }), lambdaContext());
-    const replay = await caseHandler(jsonPost('/crm/case', body, { 'Idempotency-Key': key }), lambdaContext());
-    const conflict = await caseHandler(jsonPost('/crm/case', { ...body, comments: 'other' }, { 'Idempotency-Key': key }), lambdaContext());
+    const replay = await caseHandler(
+      jsonPost('/crm/case', body, { 'Idempotency-Key': key }),
+      lambdaContext(),
+    );
+    const conflict = await caseHandler(
+      jsonPost('/crm/case', { ...body, comments: 'other' }, { 'Idempotency-Key': key }),
+      lambdaContext(),
+    );
     expect(replay.body).toBe(first.body);
     expect(await aws.drain(caseQueue)).toHaveLength(1);
     expect(conflict.statusCode).toBe(422);
-    expect(JSON.parse(conflict.body)).toBe('Create Case failed: Idempotency-Key was already used with a different body');
+    expect(JSON.parse(conflict.body)).toBe(
+      'Create Case failed: Idempotency-Key was already used with a different body',
+    );
   });
 
   it('re-sends entries SQS refuses, queueing each record once', async () => {
@@ -144,7 +165,9 @@ describe('queueing accepted records', () => {
     expect(failed.statusCode).toBe(503);
     expect(failed.headers?.['retry-after']).toBe('5');
     expect(failed.headers?.['content-type']).toMatch(/^text\/plain/);
-    expect(failed.body).toMatch(/^An unexpected error has occurred\. Please contact the web services team with the query settings\. Reference: /);
+    expect(failed.body).toMatch(
+      /^An unexpected error has occurred\. Please contact the web services team with the query settings\. Reference: /,
+    );
     expect(queuedBeforeRetry).toHaveLength(10);
     expect(retried.statusCode).toBe(200);
     const all = [...queuedBeforeRetry, ...queuedByRetry].map((m) => m.id).sort();
@@ -154,16 +177,28 @@ describe('queueing accepted records', () => {
 
   it('answers a case with 503 in the unexpected-error object when SQS is down', async () => {
     proxy.failAfter(0);
-    const response = await caseHandler(jsonPost('/crm/case', caseInput({ frameNo: uniqueFrame() })), lambdaContext());
+    const response = await caseHandler(
+      jsonPost('/crm/case', caseInput({ frameNo: uniqueFrame() })),
+      lambdaContext(),
+    );
     expect(response.statusCode).toBe(503);
     expect(response.headers?.['retry-after']).toBe('5');
     const body = JSON.parse(response.body);
-    expect(body).toEqual({ error: 'An unexpected error occurred', details: expect.stringContaining('Reference: '), stackTrace: '' });
+    expect(body).toEqual({
+      error: 'An unexpected error occurred',
+      details: expect.stringContaining('Reference: '),
+      stackTrace: '',
+    });
   });
 });
 
 describe('records whose queueing may have been lost', () => {
-  const caseRecord = (): CaseRecord => ({ firstName: 'Lost', surname: 'Message', email: 'lost@example.com', frameNo: uniqueFrame() });
+  const caseRecord = (): CaseRecord => ({
+    firstName: 'Lost',
+    surname: 'Message',
+    email: 'lost@example.com',
+    frameNo: uniqueFrame(),
+  });
   const at = (iso: string) => new Date(iso);
 
   it('queues again a duplicate of a record nobody ever worked on (its first request died before queueing)', async () => {
@@ -172,7 +207,16 @@ describe('records whose queueing may have been lost', () => {
     const id = contentId('caseRecord', record);
     const acceptedAt = '2026-11-22T08:00:00.000Z';
     await putStatusRecords([
-      { id, kind: 'caseRecord', status: 'accepted', attempts: 0, acceptedAt, updatedAt: acceptedAt, requestId: 'r1', record },
+      {
+        id,
+        kind: 'caseRecord',
+        status: 'accepted',
+        attempts: 0,
+        acceptedAt,
+        updatedAt: acceptedAt,
+        requestId: 'r1',
+        record,
+      },
     ]);
     const request = { kind: 'caseRecord' as const, records: [record], requestId: 'r2', body: 'b' };
     // Act

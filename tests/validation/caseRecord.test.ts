@@ -25,15 +25,22 @@ describe('case validation, row by row of the contract', () => {
   it('email: valid address, at most 80 characters', () => {
     expect(accepted(input({ email: 'x.y@example.org' })).email).toBe('x.y@example.org');
     expect(messages(input({ email: 'nope' }))).toEqual(['email is not valid']);
-    expect(messages(input({ email: `${'a'.repeat(70)}@example.com` }))).toEqual(['email must be at most 80 characters']);
+    expect(messages(input({ email: `${'a'.repeat(70)}@example.com` }))).toEqual([
+      'email must be at most 80 characters',
+    ]);
     expect(messages(input({ email: '' }))).toEqual(['email is required']);
   });
 
-  it.each(['privacyConsent', 'subscribeToBrand', 'ownBrand'])('%s: booleans in every accepted spelling', (field) => {
-    for (const yes of [true, 'true', 'TRUE', 'on', 'Yes', '1', 1]) expect(accepted(input({ [field]: yes }))[field]).toBe(true);
-    for (const no of [false, 'false', 'off', 'NO', '0', 0]) expect(accepted(input({ [field]: no }))[field]).toBe(false);
-    expect(messages(input({ [field]: 'maybe' }))).toEqual([`${field} must be true or false`]);
-  });
+  it.each(['privacyConsent', 'subscribeToBrand', 'ownBrand'])(
+    '%s: booleans in every accepted spelling',
+    (field) => {
+      for (const yes of [true, 'true', 'TRUE', 'on', 'Yes', '1', 1])
+        expect(accepted(input({ [field]: yes }))[field]).toBe(true);
+      for (const no of [false, 'false', 'off', 'NO', '0', 0])
+        expect(accepted(input({ [field]: no }))[field]).toBe(false);
+      expect(messages(input({ [field]: 'maybe' }))).toEqual([`${field} must be true or false`]);
+    },
+  );
 
   it('a checkbox left unticked stays absent', () => {
     expect('subscribeToBrand' in accepted(input())).toBe(false);
@@ -41,7 +48,9 @@ describe('case validation, row by row of the contract', () => {
 
   it('comments: at most 32,000 characters', () => {
     expect((accepted(input({ comments: 'c'.repeat(32000) })).comments as string).length).toBe(32000);
-    expect(messages(input({ comments: 'c'.repeat(32001) }))).toEqual(['comments must be at most 32000 characters']);
+    expect(messages(input({ comments: 'c'.repeat(32001) }))).toEqual([
+      'comments must be at most 32000 characters',
+    ]);
   });
 
   it('frameNo and vin-frame: either sets the frame number; both and different is invalid', () => {
@@ -49,14 +58,18 @@ describe('case validation, row by row of the contract', () => {
     expect(accepted(input({ 'vin-frame': 'V1' })).frameNo).toBe('V1');
     expect('vin-frame' in accepted(input({ 'vin-frame': 'V1' }))).toBe(false);
     expect(accepted(input({ frameNo: 'F1', 'vin-frame': ' F1 ' })).frameNo).toBe('F1');
-    expect(messages(input({ frameNo: 'F1', 'vin-frame': 'F2' }))).toEqual(['vin-frame must match frameNo when both are given']);
+    expect(messages(input({ frameNo: 'F1', 'vin-frame': 'F2' }))).toEqual([
+      'vin-frame must match frameNo when both are given',
+    ]);
   });
 
   it.each(['title', 'mobile', 'homePhone', 'addressPostcode', 'siteName', 'origin'])(
     '%s: trimmed, at most 255 characters',
     (field) => {
       expect(accepted(input({ [field]: ` ${'s'.repeat(255)} ` }))[field]).toBe('s'.repeat(255));
-      expect(messages(input({ [field]: 's'.repeat(256) }))).toEqual([`${field} must be at most 255 characters`]);
+      expect(messages(input({ [field]: 's'.repeat(256) }))).toEqual([
+        `${field} must be at most 255 characters`,
+      ]);
     },
   );
 

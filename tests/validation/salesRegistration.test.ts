@@ -34,17 +34,23 @@ describe('sales registration validation, row by row of the contract', () => {
 
   it('FrameNum: trimmed, at most 30 characters', () => {
     expect(accepted(input({ FrameNum: `  ${'F'.repeat(30)}  ` })).FrameNum).toBe('F'.repeat(30));
-    expect(messages([input({ FrameNum: 'F'.repeat(31) })])).toEqual(['[0].FrameNum must be at most 30 characters']);
+    expect(messages([input({ FrameNum: 'F'.repeat(31) })])).toEqual([
+      '[0].FrameNum must be at most 30 characters',
+    ]);
     expect(messages([input({ FrameNum: '   ' })])).toEqual(['[0].FrameNum is required']);
   });
 
   it('SaleDate: a calendar date that exists, not later than tomorrow (UTC)', () => {
     expect(accepted(input({ SaleDate: '2024-02-29' })).SaleDate).toBe('2024-02-29');
     expect(accepted(input({ SaleDate: '2026-11-23' })).SaleDate).toBe('2026-11-23');
-    expect(messages([input({ SaleDate: '2026-11-24' })])).toEqual(['[0].SaleDate must not be later than tomorrow']);
+    expect(messages([input({ SaleDate: '2026-11-24' })])).toEqual([
+      '[0].SaleDate must not be later than tomorrow',
+    ]);
     expect(messages([input({ SaleDate: '2025-02-29' })])).toEqual(['[0].SaleDate is not a date that exists']);
     expect(messages([input({ SaleDate: '2026-13-01' })])).toEqual(['[0].SaleDate is not a date that exists']);
-    expect(messages([input({ SaleDate: '20/11/2026' })])).toEqual(['[0].SaleDate must be a date in the form YYYY-MM-DD']);
+    expect(messages([input({ SaleDate: '20/11/2026' })])).toEqual([
+      '[0].SaleDate must be a date in the form YYYY-MM-DD',
+    ]);
     expect(messages([input({ SaleDate: undefined })])).toEqual(['[0].SaleDate is required']);
   });
 
@@ -53,21 +59,28 @@ describe('sales registration validation, row by row of the contract', () => {
     expect(accepted(input({ DOB: '1990-06-15' })).DOB).toBe('1990-06-15');
     expect(messages([input({ DOB: '2026-11-22' })])).toEqual(['[0].DOB must be in the past']);
     expect(messages([input({ DOB: '1990-02-30' })])).toEqual(['[0].DOB is not a date that exists']);
-    expect(messages([input({ DOB: '15.06.1990' })])).toEqual(['[0].DOB must be a date in the form YYYY-MM-DD']);
+    expect(messages([input({ DOB: '15.06.1990' })])).toEqual([
+      '[0].DOB must be a date in the form YYYY-MM-DD',
+    ]);
   });
 
-  it.each(['Name', 'Name2', 'Street', 'Phone'])('%s: non-blank string (blank or whitespace counts as missing)', (field) => {
-    expect(accepted(input({ [field]: '  kept  ' }))[field as 'Name']).toBe('kept');
-    expect(messages([input({ [field]: '' })])).toEqual([`[0].${field} is required`]);
-    expect(messages([input({ [field]: ' \t ' })])).toEqual([`[0].${field} is required`]);
-    expect(messages([input({ [field]: undefined })])).toEqual([`[0].${field} is required`]);
-    expect(messages([input({ [field]: 42 })])).toEqual([`[0].${field} must be a string`]);
-  });
+  it.each(['Name', 'Name2', 'Street', 'Phone'])(
+    '%s: non-blank string (blank or whitespace counts as missing)',
+    (field) => {
+      expect(accepted(input({ [field]: '  kept  ' }))[field as 'Name']).toBe('kept');
+      expect(messages([input({ [field]: '' })])).toEqual([`[0].${field} is required`]);
+      expect(messages([input({ [field]: ' \t ' })])).toEqual([`[0].${field} is required`]);
+      expect(messages([input({ [field]: undefined })])).toEqual([`[0].${field} is required`]);
+      expect(messages([input({ [field]: 42 })])).toEqual([`[0].${field} must be a string`]);
+    },
+  );
 
   it('email: a valid address, at most 80 characters', () => {
     expect(accepted(input({ email: ' a.b@example.com ' })).email).toBe('a.b@example.com');
     expect(messages([input({ email: 'not-an-email' })])).toEqual(['[0].email is not a valid email address']);
-    expect(messages([input({ email: `${'a'.repeat(70)}@example.com` })])).toEqual(['[0].email must be at most 80 characters']);
+    expect(messages([input({ email: `${'a'.repeat(70)}@example.com` })])).toEqual([
+      '[0].email must be at most 80 characters',
+    ]);
     expect(messages([input({ email: undefined })])).toEqual(['[0].email is required']);
   });
 
@@ -75,14 +88,18 @@ describe('sales registration validation, row by row of the contract', () => {
     expect(accepted(input({ CommPriv: 'P' })).CommPriv).toBe('P');
     expect(accepted(input({ CommPriv: 'private' })).CommPriv).toBe('P');
     expect(accepted(input({ CommPriv: 'COMMERCIAL', CompanyName: 'Acme' })).CommPriv).toBe('C');
-    expect(messages([input({ CommPriv: 'X' })])).toEqual(['[0].CommPriv must be C (commercial) or P (private)']);
+    expect(messages([input({ CommPriv: 'X' })])).toEqual([
+      '[0].CommPriv must be C (commercial) or P (private)',
+    ]);
     expect(messages([input({ CommPriv: undefined })])).toEqual(['[0].CommPriv is required']);
   });
 
   it('CompanyName: required and non-blank when CommPriv is C, optional otherwise', () => {
     expect(accepted(input({ CommPriv: 'C', CompanyName: 'Acme Pty Ltd' })).CompanyName).toBe('Acme Pty Ltd');
     expect(accepted(input({ CommPriv: 'P' })).CompanyName).toBeUndefined();
-    expect(messages([input({ CommPriv: 'C' })])).toEqual(['[0].CompanyName is required when CommPriv is C (commercial)']);
+    expect(messages([input({ CommPriv: 'C' })])).toEqual([
+      '[0].CompanyName is required when CommPriv is C (commercial)',
+    ]);
     expect(messages([input({ CommPriv: 'Commercial', CompanyName: '  ' })])).toEqual([
       '[0].CompanyName is required when CommPriv is C (commercial)',
     ]);
@@ -110,7 +127,9 @@ describe('sales registration validation, row by row of the contract', () => {
     '%s: trimmed, at most 255 characters',
     (field) => {
       expect(accepted(input({ [field]: ` ${'v'.repeat(255)} ` }))[field as 'Model']).toBe('v'.repeat(255));
-      expect(messages([input({ [field]: 'v'.repeat(256) })])).toEqual([`[0].${field} must be at most 255 characters`]);
+      expect(messages([input({ [field]: 'v'.repeat(256) })])).toEqual([
+        `[0].${field} must be at most 255 characters`,
+      ]);
     },
   );
 
@@ -124,13 +143,22 @@ describe('sales registration validation, row by row of the contract', () => {
     expect(messages(Array.from({ length: 501 }, () => input()))).toEqual([
       'body must hold at most 500 sales registration records',
     ]);
-    expect(validateSalesRegistrations(Array.from({ length: 500 }, () => input()), NOW).ok).toBe(true);
+    expect(
+      validateSalesRegistrations(
+        Array.from({ length: 500 }, () => input()),
+        NOW,
+      ).ok,
+    ).toBe(true);
     expect(messages([input(), 'text'])).toEqual(['[1] must be an object']);
   });
 
   it('reports every problem of every record at once, record by record', () => {
     // Prepare
-    const body = [input({ email: 'bad' }), input(), input({ DealerId: 12, Name: ' ', SaleDate: '2026-02-30' })];
+    const body = [
+      input({ email: 'bad' }),
+      input(),
+      input({ DealerId: 12, Name: ' ', SaleDate: '2026-02-30' }),
+    ];
     // Act
     const problems = messages(body);
     // Assess

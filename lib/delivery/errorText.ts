@@ -20,8 +20,9 @@ const escapeRegExp = (value: string): string => value.replace(/[.*+?^${}()|[\]\\
  */
 export function safeErrorText(text: string, personalValues: readonly string[]): string {
   let safe = text.replace(EMAIL_PATTERN, REDACTED);
-  for (const value of personalValues) {
-    const trimmed = value.trim();
+  // Longest first: a name inside an email-like value must not break that value up before it is matched.
+  const values = personalValues.map((value) => value.trim()).sort((a, b) => b.length - a.length);
+  for (const trimmed of values) {
     if (trimmed.length < MIN_REDACTED_LENGTH) continue;
     // Whole words only, so a short name does not eat into longer words of the message.
     const pattern = new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(trimmed)}(?![\\p{L}\\p{N}])`, 'giu');
@@ -44,9 +45,13 @@ export function describeFetchError(error: unknown, timeoutMs: number): { timedOu
   }
   const cause =
     error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  // System codes (ECONNREFUSED, ECONNRESET, ENOTFOUND) say it all; undici's own codes (UND_ERR_SOCKET)
+  // say less than their message ("other side closed").
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
   const detail =
-    (typeof cause?.code === 'string' && cause.code) ||
+    (code && /^E[A-Z]+$/.test(code) && code) ||
     (typeof cause?.message === 'string' && cause.message) ||
+    code ||
     (error instanceof Error ? error.message : String(error));
   return { timedOut: false, text: `network error: ${detail}` };
 }

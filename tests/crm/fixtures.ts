@@ -1,0 +1,74 @@
+import type { CrmClient, CrmConfig } from '../../lib/crm/index.ts';
+import { createCrmClient } from '../../lib/crm/index.ts';
+import type { CaseRecord } from '../../lib/types.ts';
+import {
+  type SalesforceSandbox,
+  type SalesforceSandboxOptions,
+  startSalesforceSandbox,
+} from '../../sandbox/salesforceSandbox.ts';
+
+/** A full case; personal values are distinctive so tests can look for leaks. */
+export const fullCase = (overrides: Partial<CaseRecord> = {}): CaseRecord => ({
+  title: 'Ms',
+  firstName: 'Aroha',
+  surname: 'Ngata-Whitfield',
+  email: 'aroha.ngata@example.org',
+  mobile: '021 555 0199',
+  homePhone: '09 555 0123',
+  addressPostcode: '1010',
+  privacyConsent: true,
+  subscribeToBrand: false,
+  ownBrand: true,
+  siteName: 'Motorcycles',
+  comments: 'Rear brake squeals after the first service.',
+  origin: 'service-form',
+  frameNo: 'JH2RC5000MK000001',
+  ...overrides,
+});
+
+/** Only the required fields. */
+export const minimalCase = (overrides: Partial<CaseRecord> = {}): CaseRecord => ({
+  firstName: 'Aroha',
+  surname: 'Ngata-Whitfield',
+  email: 'aroha.ngata@example.org',
+  ...overrides,
+});
+
+/** Personal values of {@link fullCase}: none may appear in an error text. */
+export const PERSONAL_VALUES = [
+  'Aroha',
+  'Ngata-Whitfield',
+  'aroha.ngata@example.org',
+  '021 555 0199',
+  '09 555 0123',
+];
+
+export interface CrmFixture {
+  sf: SalesforceSandbox;
+  crm: CrmClient;
+  config: CrmConfig;
+}
+
+/** A Salesforce sandbox on a free port and an adapter pointed at it. */
+export async function startCrm(
+  overrides: Partial<CrmConfig> = {},
+  sandboxOptions: SalesforceSandboxOptions = {},
+): Promise<CrmFixture> {
+  const sf = await startSalesforceSandbox(sandboxOptions);
+  const config: CrmConfig = {
+    baseUrl: sf.url,
+    clientId: sf.clientId,
+    clientSecret: sf.clientSecret,
+    timeoutMs: 1000,
+    ...overrides,
+  };
+  return { sf, crm: createCrmClient(config), config };
+}
+
+/** The sandbox's log as `METHOD path status` lines. */
+export const requestLines = (sf: SalesforceSandbox): string[] =>
+  sf.requests.map(({ method, path, status }) => `${method} ${path} ${status}`);
+
+export const TOKEN = '/services/oauth2/token';
+export const upsertPath = (crmId: string, field = 'Web_Case_Id__c', version = 'v66.0') =>
+  `/services/data/${version}/sobjects/Case/${field}/${encodeURIComponent(crmId)}`;
