@@ -39,6 +39,16 @@ const changeVisibility = (message: QueuedRecord, sqsRecord: SQSRecord, seconds: 
   );
 
 /**
+ * The downstream could not even be tried: settings missing or a secret unreadable. Transient, so the record
+ * waits (and shows why) while operations mend the configuration; the texts name settings, never values.
+ */
+const unreachable = (error: unknown): DeliveryOutcome => ({
+  kind: 'transient',
+  error: `not attempted: ${error instanceof Error ? error.message : 'unknown error'}`,
+  reachedDownstream: false,
+});
+
+/**
  * The ERP refuses a repeated `RegistrationId` (CONTRACT section 3: 409). When its refusal names this very
  * record's id, our own earlier request got through and only its answer was lost (a worker died between the
  * ERP's answer and the status write): the registration exists once, so the record is delivered.
@@ -81,7 +91,7 @@ export const deliverRecord = async (
     return;
   }
 
-  const outcome = ownRepeat(message, await deliverToDownstream(message));
+  const outcome = ownRepeat(message, await deliverToDownstream(message).catch(unreachable));
   const at = new Date();
   const attempts = outcome.reachedDownstream ? 1 : 0;
   if (outcome.kind === 'delivered') {

@@ -1,15 +1,15 @@
-import type { CrmClient } from '../crm/index.ts';
-import { createCrmClient, crmConfigFromEnv } from '../crm/index.ts';
-import type { ErpClient } from '../erp/index.ts';
-import { createErpClient, erpConfigFromEnv } from '../erp/index.ts';
+import { type CrmClient, createCrmClient, crmConfigFromEnv } from '../crm/index.ts';
+import { createErpClient, type ErpClient, erpConfigFromEnv } from '../erp/index.ts';
 import type { CaseRecord, DeliveryOutcome, QueuedRecord, SalesRegistration } from '../types.ts';
+import { withSecrets } from './secrets.ts';
 
 /*
  * One client per downstream per container: they keep the CSRF token and cookies (SAP) and the OAuth token
- * (Salesforce) across invocations, so a warm worker fetches neither again.
+ * (Salesforce) across invocations, so a warm worker fetches neither again. A client is replaced when its
+ * secret changes (rotation).
  */
-let erp: ErpClient | undefined;
-let crm: CrmClient | undefined;
+let erp: { client: ErpClient; secret: string } | undefined;
+let crm: { client: CrmClient; secret: string } | undefined;
 
 /** Forgets the cached clients (their tokens); for tests that change settings. */
 export const resetDownstreamClients = (): void => {
@@ -21,15 +21,25 @@ export const resetDownstreamClients = (): void => {
 export const downstreamOf = (kind: QueuedRecord['kind']): 'erp' | 'crm' =>
   kind === 'salesRegistration' ? 'erp' : 'crm';
 
+const erpClient = async (): Promise<ErpClient> => {
+  const env = await withSecrets(['ERP_PASSWORD']);
+  const secret = env.ERP_PASSWORD ?? '';
+  if (erp?.secret !== secret) erp = { client: createErpClient(erpConfigFromEnv(env)), secret };
+  return erp.client;
+};
+
+const crmClient = async (): Promise<CrmClient> => {
+  const env = await withSecrets(['CRM_CLIENT_SECRET']);
+  const secret = env.CRM_CLIENT_SECRET ?? '';
+  if (crm?.secret !== secret) crm = { client: createCrmClient(crmConfigFromEnv(env)), secret };
+  return crm.client;
+};
+
 /**
  * Delivers one queued record to its downstream: a sales registration to SAP (with its id as `RegistrationId`),
  * a case to Salesforce (upserted under its id, the CrmId).
  */
-export const deliverToDownstream = (message: QueuedRecord): Promise<DeliveryOutcome> => {
-  if (message.kind === 'salesRegistration') {
-    erp ??= createErpClient(erpConfigFromEnv());
-    return erp.deliverSalesRegistration(message.record as SalesRegistration, message.id);
-  }
-  crm ??= createCrmClient(crmConfigFromEnv());
-  return crm.upsertCase(message.record as CaseRecord, message.id);
-};
+export const deliverToDownstream = async (message: QueuedRecord): Promise<DeliveryOutcome> =>
+  message.kind === 'salesRegistration'
+    ? (await erpClient()).deliverSalesRegistration(message.record as SalesRegistration, message.id)
+    : (await crmClient()).upsertCase(message.record as CaseRecord, message.id);
