@@ -31,5 +31,5 @@ export const contentId = (kind: RecordKind, record: object): string =>
 export const laterId = (firstId: string, acceptedAt: Date): string =>
   `${firstId}-${Math.floor(acceptedAt.getTime() / 1000).toString(36)}`;
 
-/** The first id of a content, from any id of it. */
-export const firstIdOf = (id: string): string => id.split('-')[0];
+/** What a record id looks like: 32 hex characters, plus `-<time>` for content accepted again after 24 hours. */
+export const RECORD_ID_PATTERN = '^[0-9a-f]{32}(-[0-9a-z]{1,12})?$';

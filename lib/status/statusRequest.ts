@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { RequestRefused } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
+import { RECORD_ID_PATTERN } from '../intake/recordIds.ts';
 import { getStatusRecord } from '../store/statusRecords.ts';
 import type { StatusRecord } from '../store/types.ts';
 
@@ -15,7 +16,7 @@ export const statusView = (status: StatusRecord) => ({
   ...(status.error ? { error: status.error } : {}),
 });
 
-const plausibleId = /^[0-9a-f]{32}(-[0-9a-z]{1,12})?$/;
+const plausibleId = new RegExp(RECORD_ID_PATTERN);
 
 /**
  * `GET /erp/sales_registration/{id}` and `GET /crm/case/{CrmId}`: where a record stands, or 404.
