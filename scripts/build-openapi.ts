@@ -5,8 +5,7 @@
  *
  *   node scripts/build-openapi.ts
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildOpenApiDocument } from '../lib/openapi/buildOpenApi.ts';
 
