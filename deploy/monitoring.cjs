@@ -1,0 +1,126 @@
+// Alarms, their SNS topic and the CloudWatch dashboard, generated for both downstreams so that the two stay
+// alike. serverless.yml merges this into `resources` (osls resolves `${file(./deploy/monitoring.cjs)}`).
+'use strict';
+
+const downstreams = [
+  {
+    name: 'erp',
+    label: 'sales registrations (SAP)',
+    queue: 'SalesRegistrationQueue',
+    deadLetters: 'SalesRegistrationDeadLetterQueue',
+    worker: 'ErpDeliveryLambdaFunction',
+  },
+  {
+    name: 'crm',
+    label: 'cases (Salesforce)',
+    queue: 'CaseQueue',
+    deadLetters: 'CaseDeadLetterQueue',
+    worker: 'CrmDeliveryLambdaFunction',
+  },
+];
+
+const capitalised = (text) => text[0].toUpperCase() + text.slice(1);
+
+const alarm = (description, properties) => ({
+  Type: 'AWS::CloudWatch::Alarm',
+  Properties: {
+    AlarmDescription: description,
+    AlarmActions: [{ Ref: 'AlarmTopic' }],
+    OKActions: [{ Ref: 'AlarmTopic' }],
+    TreatMissingData: 'notBreaching',
+    EvaluationPeriods: 1,
+    ...properties,
+  },
+});
+
+module.exports = async ({ resolveVariable }) => {
+  const service = await resolveVariable('self:service');
+  const stage = await resolveVariable('sls:stage');
+  const oldestMessageSeconds = Number(await resolveVariable('self:custom.alarms.oldestMessageSeconds'));
+  const namespace = 'DealerGateway';
+  const resources = {
+    AlarmTopic: {
+      Type: 'AWS::SNS::Topic',
+      Properties: { TopicName: `${service}-${stage}-alarms`, KmsMasterKeyId: 'alias/aws/sns' },
+    },
+    AlarmEmailSubscription: {
+      Type: 'AWS::SNS::Subscription',
+      Condition: 'HasAlarmEmail',
+      Properties: {
+        TopicArn: { Ref: 'AlarmTopic' },
+        Protocol: 'email',
+        Endpoint: await resolveVariable('self:custom.alarms.email'),
+      },
+    },
+  };
+  for (const d of downstreams) {
+    const prefix = capitalised(d.name);
+    resources[`${prefix}DeadLettersAlarm`] = alarm(
+      `Dead-lettered ${d.label}: records failed; see the README on redrive`,
+      {
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [d.deadLetters, 'QueueName'] } }],
+        Statistic: 'Maximum',
+        Period: 60,
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+      },
+    );
+    resources[`${prefix}WorkerErrorsAlarm`] = alarm(
+      `The ${d.name} delivery worker fails whole batches (${d.label})`,
+      {
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: d.worker } }],
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+      },
+    );
+    resources[`${prefix}OldestMessageAlarm`] = alarm(
+      `${capitalised(d.label)} wait longer than ${oldestMessageSeconds} s for delivery`,
+      {
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [d.queue, 'QueueName'] } }],
+        Statistic: 'Maximum',
+        Period: 300,
+        Threshold: oldestMessageSeconds,
+        ComparisonOperator: 'GreaterThanThreshold',
+      },
+    );
+  }
+  const outcome = (metric) =>
+    downstreams.map((d) => [
+      namespace,
+      metric,
+      'service',
+      service,
+      'downstream',
+      d.name,
+      { label: `${metric} ${d.name}` },
+    ]);
+  const widget = (title, metrics, x, y) => ({
+    type: 'metric',
+    x,
+    y,
+    width: 12,
+    height: 6,
+    properties: { title, metrics, stat: 'Sum', period: 300, region: '${AWS::Region}', view: 'timeSeries' },
+  });
+  const body = {
+    widgets: [
+      widget('Accepted', outcome('accepted'), 0, 0),
+      widget('Delivered', outcome('delivered'), 12, 0),
+      widget('Rejected', outcome('rejected'), 0, 6),
+      widget('Failed (dead-lettered)', outcome('failed'), 12, 6),
+    ],
+  };
+  resources.Dashboard = {
+    Type: 'AWS::CloudWatch::Dashboard',
+    Properties: { DashboardName: `${service}-${stage}`, DashboardBody: { 'Fn::Sub': JSON.stringify(body) } },
+  };
+  return { Resources: resources };
+};
