@@ -1,0 +1,192 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { unzipSync } from 'fflate';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+type Resource = { Type: string; Properties: Record<string, unknown>; Condition?: string };
+let resources: Record<string, Resource>;
+let outDir: string;
+
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const functions = () => ofType('AWS::Lambda::Function');
+const workers = () => functions().filter(([id]) => /Delivery/.test(id));
+const roleOf = (fn: Resource) => (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+const statementsOf = (roleId: string) =>
+  (
+    resources[roleId].Properties.Policies as {
+      PolicyDocument: { Statement: { Action: string[]; Resource: unknown[] }[] };
+    }[]
+  ).flatMap((p) => p.PolicyDocument.Statement);
+const ref = (value: unknown) => JSON.stringify(value);
+
+beforeAll(async () => {
+  // Prepare: `npm run package` as a user runs it, without AWS credentials.
+  outDir = await mkdtemp(join(tmpdir(), 'dealer-gateway-package-'));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+  await promisify(execFile)('npm', ['run', 'package', '--', '--stage', 'ci', '--package', outDir], {
+    env: { ...env, PATH: `${join(process.cwd(), 'node_modules', '.bin')}:${process.env.PATH}` },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const template = JSON.parse(
+    await readFile(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8'),
+  );
+  resources = template.Resources;
+}, 120_000);
+
+afterAll(() => rm(outDir, { recursive: true, force: true }));
+
+describe('packaged CloudFormation template', () => {
+  it('runs every function on nodejs24.x, arm64, behind a REST API', () => {
+    expect(functions().length).toBeGreaterThanOrEqual(6);
+    for (const [, fn] of functions()) {
+      expect(fn.Properties.Runtime).toBe('nodejs24.x');
+      expect(fn.Properties.Architectures).toEqual(['arm64']);
+    }
+    expect(ofType('AWS::ApiGateway::RestApi')).toHaveLength(1);
+  });
+
+  it('encrypts the queues; visibility is at least six worker timeouts; dead letters after the attempts, kept 14 days', () => {
+    const queues = ofType('AWS::SQS::Queue');
+    const maxWorkerTimeout = Math.max(...workers().map(([, fn]) => fn.Properties.Timeout as number));
+    const attempts = new Set(
+      workers().map(
+        ([, fn]) =>
+          (fn.Properties.Environment as { Variables: Record<string, string> }).Variables
+            .DELIVERY_MAX_ATTEMPTS,
+      ),
+    );
+    expect(attempts.size).toBe(1);
+    const sources = queues.filter(([, q]) => q.Properties.RedrivePolicy);
+    expect(sources).toHaveLength(2);
+    for (const [, queue] of queues) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
+    for (const [, queue] of sources) {
+      expect(queue.Properties.VisibilityTimeout as number).toBeGreaterThanOrEqual(6 * maxWorkerTimeout);
+      const redrive = queue.Properties.RedrivePolicy as {
+        deadLetterTargetArn: { 'Fn::GetAtt': [string, string] };
+        maxReceiveCount: number;
+      };
+      expect(String(redrive.maxReceiveCount)).toBe(String([...attempts][0]));
+      const dlq = resources[redrive.deadLetterTargetArn['Fn::GetAtt'][0]];
+      expect(dlq.Properties.MessageRetentionPeriod).toBe(1209600);
+    }
+  });
+
+  it('feeds each worker from its queue with batch item failures, a batching window and a concurrency cap', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(2);
+    for (const [, mapping] of mappings) {
+      expect(mapping.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+      expect(mapping.Properties.MaximumBatchingWindowInSeconds as number).toBeGreaterThan(0);
+      expect(
+        (mapping.Properties.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency,
+      ).toBeGreaterThanOrEqual(2);
+    }
+  });
+
+  it('keeps status records on demand, with TTL for duplicate-detection entries and point-in-time recovery', () => {
+    const [[, table]] = ofType('AWS::DynamoDB::Table');
+    expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+    expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+  });
+
+  it('gives every function its own role, with no wildcard action or resource', () => {
+    const roles = functions().map(([, fn]) => roleOf(fn));
+    expect(new Set(roles).size).toBe(roles.length);
+    expect(ofType('AWS::IAM::Role')).toHaveLength(roles.length);
+    for (const role of roles) {
+      for (const statement of statementsOf(role)) {
+        for (const action of statement.Action) expect(action === '*' || action.endsWith(':*')).toBe(false);
+        for (const resource of statement.Resource) expect(resource).not.toBe('*');
+      }
+    }
+  });
+
+  it('lets intake only send to its own queue and the worker only consume its own queue', () => {
+    const actionsOn = (role: string, prefix: string) =>
+      statementsOf(role).filter((s) => s.Action.some((a) => a.startsWith(prefix)));
+    const byFunction = Object.fromEntries(functions().map(([id, fn]) => [id, roleOf(fn)]));
+    const [intakeSqs] = actionsOn(byFunction.SalesRegistrationLambdaFunction, 'sqs:');
+    expect(intakeSqs.Action).toEqual(['sqs:SendMessage']);
+    expect(ref(intakeSqs.Resource)).toBe(ref([{ 'Fn::GetAtt': ['SalesRegistrationQueue', 'Arn'] }]));
+    const [workerSqs] = actionsOn(byFunction.CrmDeliveryLambdaFunction, 'sqs:');
+    expect(workerSqs.Action.sort()).toEqual([
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:ReceiveMessage',
+    ]);
+    expect(ref(workerSqs.Resource)).toBe(ref([{ 'Fn::GetAtt': ['CaseQueue', 'Arn'] }]));
+    expect(actionsOn(byFunction.RecordStatusLambdaFunction, 'dynamodb:').flatMap((s) => s.Action)).toEqual([
+      'dynamodb:GetItem',
+    ]);
+    expect(actionsOn(byFunction.OpenApiLambdaFunction, 'dynamodb:')).toEqual([]);
+  });
+
+  it('holds no secret: workers get parameter names and may read only those parameters', () => {
+    for (const [id, fn] of workers()) {
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(Object.keys(variables).filter((k) => /PASSWORD$|SECRET$/.test(k))).toEqual([]);
+      const parameterName = Object.entries(variables).find(([k]) => k.endsWith('_PARAMETER'))?.[1] as string;
+      expect(parameterName).toMatch(/^\/dealer-gateway\/ci\//);
+      const ssm = statementsOf(roleOf(fn)).filter((s) => s.Action.includes('ssm:GetParameter'));
+      expect(ref(ssm), id).toContain(`parameter${parameterName}`);
+    }
+  });
+
+  it('alarms on dead letters, worker errors and the oldest message, to an SNS topic with an optional e-mail', () => {
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    const on = (metric: string) => alarms.filter((a) => a.MetricName === metric);
+    const dlqs = ofType('AWS::SQS::Queue')
+      .filter(([, q]) => !q.Properties.RedrivePolicy)
+      .map(([id]) => id);
+    expect(
+      on('ApproximateNumberOfMessagesVisible')
+        .map((a) => ref(a.Dimensions))
+        .sort(),
+    ).toEqual(
+      dlqs.map((id) => ref([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [id, 'QueueName'] } }])).sort(),
+    );
+    for (const a of on('ApproximateNumberOfMessagesVisible'))
+      expect([a.Threshold, a.ComparisonOperator]).toEqual([0, 'GreaterThanThreshold']);
+    expect(
+      on('Errors')
+        .map((a) => ref(a.Dimensions))
+        .sort(),
+    ).toEqual(
+      workers()
+        .map(([id]) => ref([{ Name: 'FunctionName', Value: { Ref: id } }]))
+        .sort(),
+    );
+    expect(on('ApproximateAgeOfOldestMessage')).toHaveLength(2);
+    for (const a of alarms) expect(a.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
+    expect(ofType('AWS::SNS::Subscription').map(([, s]) => s.Condition)).toEqual(['HasAlarmEmail']);
+  });
+
+  it('has a dashboard of accepted, delivered, rejected and failed per downstream', () => {
+    const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
+    const body = (dashboard.Properties.DashboardBody as { 'Fn::Sub': string })['Fn::Sub'];
+    for (const metric of ['accepted', 'delivered', 'rejected', 'failed']) {
+      for (const downstream of ['erp', 'crm'])
+        expect(body).toContain(`"${metric}","service","dealer-gateway","downstream","${downstream}"`);
+    }
+  });
+
+  it('deploys each function as its bundle only: one minified ESM file and its source map, no node_modules', async () => {
+    for (const [id, fn] of functions()) {
+      const name = id.replace(/LambdaFunction$/, '');
+      const zip = unzipSync(
+        await readFile(join(process.cwd(), '.esbuild', `${name[0].toLowerCase()}${name.slice(1)}.zip`)),
+      );
+      const files = Object.keys(zip).sort();
+      const handlerFile = String(fn.Properties.Handler).replace(/\.handler$/, '');
+      expect(files).toEqual([`${handlerFile}.mjs`, `${handlerFile}.mjs.map`]);
+      // Minified: long lines (unminified code averages well under 100 characters a line).
+      const code = new TextDecoder().decode(zip[`${handlerFile}.mjs`]);
+      expect(code.length / code.split('\n').length).toBeGreaterThan(1000);
+    }
+  });
+});
