@@ -1,5 +1,6 @@
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { bodySizeGuard } from '../lib/http/bodySizeGuard.ts';
+import { callerIdentity } from '../lib/http/callerIdentity.ts';
 import { contentTypeGuard } from '../lib/http/contentTypeGuard.ts';
 import { httpOperation } from '../lib/http/pipeline.ts';
 import { salesRegistrationShape } from '../lib/http/shapes.ts';
@@ -7,6 +8,7 @@ import { salesRegistrationRequest } from '../lib/intake/salesRegistrationRequest
 
 /** POST /erp/sales_registration */
 export const handler = httpOperation(salesRegistrationShape)
+  .use(callerIdentity())
   .use(contentTypeGuard({ allowed: ['application/json'] }))
   .use(bodySizeGuard({ maxBytes: 1024 * 1024 }))
   .use(httpJsonBodyParser())

@@ -21,6 +21,8 @@ export interface AcceptRequest {
   kind: RecordKind;
   records: (SalesRegistration | CaseRecord)[];
   requestId: string;
+  /** The calling client's name: records, duplicates and idempotency keys are per owner. */
+  owner: string;
   /** The raw request body, for `Idempotency-Key` comparison. */
   body: string;
   idempotencyKey?: string;
@@ -49,6 +51,7 @@ const newStatus = (id: string, request: AcceptRequest, record: SalesRegistration
     acceptedAt: at,
     updatedAt: at,
     requestId: request.requestId,
+    owner: request.owner,
     record,
   }) satisfies StatusRecord;
 
@@ -103,7 +106,7 @@ const decide = async (
  */
 export const acceptRecords = async (request: AcceptRequest): Promise<string[]> => {
   const now = request.now ?? new Date();
-  const firstIds = request.records.map((record) => contentId(request.kind, record));
+  const firstIds = request.records.map((record) => contentId(request.kind, record, request.owner));
   const contents = new Map<string, SalesRegistration | CaseRecord>();
   for (const [i, id] of firstIds.entries()) if (!contents.has(id)) contents.set(id, request.records[i]);
 
@@ -121,7 +124,10 @@ export const acceptRecords = async (request: AcceptRequest): Promise<string[]> =
       decisions.set(firstId, await decide(firstId, first, request, record, now));
     }
   } else {
-    const keyHash = request.idempotencyKey === undefined ? undefined : sha256(request.idempotencyKey);
+    const keyHash =
+      request.idempotencyKey === undefined
+        ? undefined
+        : sha256(`${request.owner}\n${request.idempotencyKey}`);
     const keyPk = keyHash === undefined ? undefined : idempotencyPk(request.kind, keyHash);
     const found = await batchGetItems(keyPk ? [...contents.keys(), keyPk] : [...contents.keys()]);
     if (keyPk && keyHash) {

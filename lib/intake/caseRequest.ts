@@ -1,4 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { callerName } from '../clients/types.ts';
+import { callerOf } from '../http/callerIdentity.ts';
 import { requestIdOf } from '../http/contractErrors.ts';
 import { RequestRefused } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
@@ -29,6 +31,7 @@ export const caseRequest = async (
     kind: 'caseRecord',
     records: [result.value],
     requestId,
+    owner: callerName(callerOf(context)),
     idempotencyKey,
     body: canonicalJson(result.value),
   });

@@ -16,16 +16,17 @@ export const canonicalJson = (value: unknown): string => {
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**
- * The id of a record is derived from its kind and normalised content: 32 lower-case hex characters.
+ * The id of a record is derived from its kind, its owner (the calling client) and normalised content: 32
+ * lower-case hex characters. Each client has its own records: another client's identical content is not its duplicate.
  * Equal content gets the same id, so a retried or duplicated request finds the record it already created
  * (one read instead of a separate duplicate-detection entry), and two copies of a message are the same record.
  * Lower case because Salesforce external ids are case-insensitive by default.
  *
  * @example
- * contentId('caseRecord', { firstName: 'Ana', surname: 'Silva', email: 'ana@example.com' }) // '9b1f…' (32 chars)
+ * contentId('caseRecord', { firstName: 'Ana', surname: 'Silva', email: 'ana@example.com' }, 'example-web-forms') // '9b1f…'
  */
-export const contentId = (kind: RecordKind, record: object): string =>
-  sha256(`${kind}\n${canonicalJson(record)}`).slice(0, 32);
+export const contentId = (kind: RecordKind, record: object, owner: string): string =>
+  sha256(`${kind}\n${owner}\n${canonicalJson(record)}`).slice(0, 32);
 
 /** The id of the same content accepted again after the duplicate window: the first id plus the time, base 36. */
 export const laterId = (firstId: string, acceptedAt: Date): string =>

@@ -1,4 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { callerName } from '../clients/types.ts';
+import { callerOf } from '../http/callerIdentity.ts';
 import { requestIdOf } from '../http/contractErrors.ts';
 import { RequestRefused } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
@@ -19,8 +21,8 @@ export const problemsMessage = (problems: string[]): string =>
     : `${problems.slice(0, MAX_PROBLEMS_LISTED).join('; ')}; and ${problems.length - MAX_PROBLEMS_LISTED} more problem(s)`;
 
 /**
- * `POST /erp/sales_registration` after parsing: validates every record, accepts the request whole or not at all,
- * and answers with the ids in request order.
+ * `POST /erp/sales_registration` after parsing: validates every record, checks that the client may register sales
+ * for each record's dealer, accepts the request whole or not at all, and answers with the ids in request order.
  *
  * @example
  * const response = await salesRegistrationRequest({ ...event, body: [record] }, context);
@@ -35,10 +37,24 @@ export const salesRegistrationRequest = async (
   const result = validateSalesRegistrations(event.body as unknown);
   if (!result.ok) throw new RequestRefused(400, problemsMessage(result.problems.map(formatProblem)));
   const records = result.value;
+  const caller = callerOf(context);
+  const foreign =
+    caller.kind === 'client'
+      ? records.flatMap((r, i) => (caller.client.dealers.includes(r.DealerId) ? [] : [i]))
+      : [];
+  if (caller.kind !== 'client' || foreign.length > 0) {
+    // The dealer number is not echoed: an answer names the field and the rule, never the value.
+    const problems = foreign.map((i) => `[${i}].DealerId is not a dealer this client may register sales for`);
+    throw new RequestRefused(
+      403,
+      problemsMessage(problems.length > 0 ? problems : ['this caller may not register sales']),
+    );
+  }
   const ids = await acceptRecords({
     kind: 'salesRegistration',
     records,
     requestId,
+    owner: callerName(caller),
     idempotencyKey,
     body: canonicalJson(records),
   });

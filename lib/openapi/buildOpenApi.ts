@@ -236,12 +236,12 @@ const salesIds = (body: Json[]): string[] => {
   const result = validateSalesRegistrations(structuredClone(body), EXAMPLES_AS_OF);
   if (!result.ok)
     throw new Error(`a sales registration example is invalid: ${result.problems.map(formatProblem)}`);
-  return result.value.map((record) => contentId('salesRegistration', record));
+  return result.value.map((record) => contentId('salesRegistration', record, 'example-dealer'));
 };
 const caseId = (body: Json): string => {
   const result = validateCaseRecord(structuredClone(body));
   if (!result.ok) throw new Error(`a case example is invalid: ${result.problems.map(formatProblem)}`);
-  return contentId('caseRecord', result.value);
+  return contentId('caseRecord', result.value, 'example-web-forms');
 };
 
 /** The body of a real answer, parsed when the shape answers JSON. */

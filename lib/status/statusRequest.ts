@@ -1,4 +1,6 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { callerName } from '../clients/types.ts';
+import { callerOf } from '../http/callerIdentity.ts';
 import { RequestRefused } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { RECORD_ID_PATTERN } from '../intake/recordIds.ts';
@@ -19,18 +21,24 @@ export const statusView = (status: StatusRecord) => ({
 const plausibleId = new RegExp(RECORD_ID_PATTERN);
 
 /**
- * `GET /erp/sales_registration/{id}` and `GET /crm/case/{CrmId}`: where a record stands, or 404.
+ * `GET /erp/sales_registration/{id}` and `GET /crm/case/{CrmId}`: where one of the caller's records stands, or 404.
  *
  * @example
  * await statusRequest({ ...event, pathParameters: { CrmId: '3f0c…' } }) // 200 {"id":"3f0c…","status":"delivered",…}
  */
-export const statusRequest = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+export const statusRequest = async (
+  event: APIGatewayProxyEvent,
+  context: Context,
+): Promise<APIGatewayProxyResult> => {
   const crmId = event.pathParameters?.CrmId;
   const kind = crmId === undefined ? 'salesRegistration' : 'caseRecord';
   const id = crmId ?? event.pathParameters?.id ?? '';
   const label = kind === 'caseRecord' ? 'case with this CrmId' : 'sales registration with this id';
   // A malformed id cannot exist: answer 404 without a read.
   const status = plausibleId.test(id) ? await getStatusRecord(id) : undefined;
-  if (!status || status.kind !== kind) throw new RequestRefused(404, `no ${label}`);
+  // Another caller's record is answered like an unknown one: its existence is not revealed.
+  if (!status || status.kind !== kind || status.owner !== callerName(callerOf(context))) {
+    throw new RequestRefused(404, `no ${label}`);
+  }
   return jsonResponse(200, statusView(status));
 };

@@ -12,6 +12,8 @@ export interface StatusRecord {
   attempts: number;
   acceptedAt: string;
   updatedAt: string;
+  /** The caller it belongs to (a client name); only that caller can look it up. */
+  owner: string;
   /** Request id of the intake request that accepted it, carried to the worker for tracing. */
   requestId: string;
   /** The normalised record: kept so that a record can be queued again (restart, redrive) without its caller. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { defaultKeyFor } from '../support/apiKeys.ts';
 
 /** An API Gateway REST (v1) proxy event, as API Gateway and serverless-offline deliver it. */
 export const apiEvent = (overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent => ({
@@ -20,12 +21,12 @@ export const apiEvent = (overrides: Partial<APIGatewayProxyEvent> = {}): APIGate
   ...overrides,
 });
 
-/** A POST with a JSON body (any value, serialised; a string is sent as it is). */
+/** A POST with a JSON body (any value, serialised; a string is sent as it is), with a valid key for the path. */
 export const jsonPost = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   apiEvent({
     path,
     resource: path,
-    headers: { 'Content-Type': 'application/json', ...headers },
+    headers: { 'x-api-key': defaultKeyFor(path), 'Content-Type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 
@@ -38,13 +39,26 @@ export const formPost = (
   apiEvent({
     path,
     resource: path,
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+    headers: {
+      'x-api-key': defaultKeyFor(path),
+      'Content-Type': 'application/x-www-form-urlencoded',
+      ...headers,
+    },
     body: new URLSearchParams(fields).toString(),
   });
 
-/** A status look-up. */
-export const statusGet = (path: string, pathParameters: Record<string, string>) =>
-  apiEvent({ path, httpMethod: 'GET', pathParameters });
+/** A status look-up, with the key of the client that owns records of that kind in tests. */
+export const statusGet = (
+  path: string,
+  pathParameters: Record<string, string>,
+  headers: Record<string, string> = {},
+) =>
+  apiEvent({
+    path,
+    httpMethod: 'GET',
+    pathParameters,
+    headers: { 'x-api-key': defaultKeyFor(path), ...headers },
+  });
 
 /** A Lambda context. */
 export const lambdaContext = (): Context =>

@@ -4,6 +4,7 @@ import { handler as recordStatus } from '../../functions/recordStatus.ts';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
 import { apiEvent, formPost, jsonPost, lambdaContext, statusGet } from '../factories/apiGateway.ts';
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
+import { testKeys } from '../support/apiKeys.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
 
 const SALES = '/erp/sales_registration';
@@ -63,7 +64,10 @@ describe('POST /erp/sales_registration', () => {
   });
 
   it('refuses a body without Content-Type with 415', async () => {
-    const response = await salesHandler(apiEvent({ body: '[]', path: SALES }), lambdaContext());
+    const response = await salesHandler(
+      apiEvent({ body: '[]', path: SALES, headers: { 'x-api-key': testKeys.dealer } }),
+      lambdaContext(),
+    );
     expect(response.statusCode).toBe(415);
   });
 

@@ -204,7 +204,7 @@ describe('records whose queueing may have been lost', () => {
   it('queues again a duplicate of a record nobody ever worked on (its first request died before queueing)', async () => {
     // Prepare: a status record written by a request that died before SQS.
     const record = caseRecord();
-    const id = contentId('caseRecord', record);
+    const id = contentId('caseRecord', record, 'example-web-forms');
     const acceptedAt = '2026-11-22T08:00:00.000Z';
     await putStatusRecords([
       {
@@ -215,10 +215,17 @@ describe('records whose queueing may have been lost', () => {
         acceptedAt,
         updatedAt: acceptedAt,
         requestId: 'r1',
+        owner: 'example-web-forms',
         record,
       },
     ]);
-    const request = { kind: 'caseRecord' as const, records: [record], requestId: 'r2', body: 'b' };
+    const request = {
+      kind: 'caseRecord' as const,
+      records: [record],
+      requestId: 'r2',
+      owner: 'example-web-forms',
+      body: 'b',
+    };
     // Act
     const soon = await acceptRecords({ ...request, now: at('2026-11-22T08:01:00Z') });
     const queuedSoon = await aws.drain(caseQueue);
@@ -233,7 +240,13 @@ describe('records whose queueing may have been lost', () => {
 
   it('accepts the same content again as a new record after 24 hours, keeping the first', async () => {
     const record = caseRecord();
-    const request = { kind: 'caseRecord' as const, records: [record], requestId: 'r', body: 'b' };
+    const request = {
+      kind: 'caseRecord' as const,
+      records: [record],
+      requestId: 'r',
+      owner: 'example-web-forms',
+      body: 'b',
+    };
     const [first] = await acceptRecords({ ...request, now: at('2026-11-20T08:00:00Z') });
     const [second] = await acceptRecords({ ...request, now: at('2026-11-21T09:00:00Z') });
     const [third] = await acceptRecords({ ...request, now: at('2026-11-21T09:03:00Z') });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as caseHandler } from '../../functions/crmCase.ts';
 import { handler as recordStatus } from '../../functions/recordStatus.ts';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
@@ -13,6 +13,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import caseRecordFile from '../../schemas/caseRecord.schema.json' with { type: 'json' };
 import salesRegistrationFile from '../../schemas/salesRegistration.schema.json' with { type: 'json' };
 import { jsonPost, lambdaContext, statusGet } from '../factories/apiGateway.ts';
+import { useTestKeys } from '../support/apiKeys.ts';
 
 const committedText = readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8');
 const committed = JSON.parse(committedText) as JsonObject;
@@ -374,6 +375,8 @@ describe('examples', () => {
 });
 
 describe('hand-written answers match the service', () => {
+  beforeAll(useTestKeys);
+
   const SALES = '#/paths/~1erp~1sales_registration/post/responses';
   const CASE = '#/paths/~1crm~1case/post/responses';
   const SALES_STATUS = '#/paths/~1erp~1sales_registration~1{id}/get/responses';

@@ -4,6 +4,7 @@ import { inject } from 'vitest';
 import type { QueuedRecord } from '../../lib/types.ts';
 import { localClientConfig } from '../../scripts/local/aws.ts';
 import { createLocalResources, type LocalResources } from '../../scripts/local/resources.ts';
+import { useTestKeys } from './apiKeys.ts';
 
 /** Gives every queue and table of the template a unique suffix, so test files never share state. */
 const renamed = (suffix: string) => {
@@ -40,6 +41,7 @@ export const isolatedAws = async () => {
     AWS_SECRET_ACCESS_KEY: 'local',
     ...resources.env,
   });
+  useTestKeys();
   const sqs = new SQSClient({ ...localClientConfig(sqsEndpoint), useQueueUrlAsEndpoint: false });
 
   /** Receives and deletes every message now on a queue, returning their bodies. */

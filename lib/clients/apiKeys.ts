@@ -1,0 +1,51 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
+
+/** How long the key list is reused before it is read again (a new or revoked key takes effect within it). */
+const KEYS_MAX_AGE_SECONDS = 300;
+
+type KeyList = Record<string, string>;
+let localKeys: { at: number; keys: KeyList } | undefined;
+
+/**
+ * The API keys by client name: from the Secrets Manager secret named by `API_KEYS_SECRET` on AWS (Powertools
+ * Parameters, cached 5 minutes), or from the JSON file named by `API_KEYS_FILE` locally (re-read as often).
+ */
+export const loadApiKeys = async (env = process.env): Promise<KeyList> => {
+  if (env.API_KEYS_SECRET) {
+    return (
+      (await getSecret<KeyList>(env.API_KEYS_SECRET, { transform: 'json', maxAge: KEYS_MAX_AGE_SECONDS })) ??
+      {}
+    );
+  }
+  if (env.API_KEYS_FILE) {
+    if (!localKeys || Date.now() - localKeys.at > KEYS_MAX_AGE_SECONDS * 1000) {
+      localKeys = { at: Date.now(), keys: JSON.parse(await readFile(env.API_KEYS_FILE, 'utf8')) as KeyList };
+    }
+    return localKeys.keys;
+  }
+  return {};
+};
+
+/** Forgets the locally cached key file (tests that rewrite it). */
+export const forgetLocalKeys = (): void => {
+  localKeys = undefined;
+};
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/**
+ * The client whose key this is, compared in constant time (on digests, so lengths do not leak either).
+ *
+ * @example
+ * clientOfKey(presented, await loadApiKeys()) // 'example-dealer' | undefined
+ */
+export const clientOfKey = (presented: string, keys: KeyList): string | undefined => {
+  const wanted = digest(presented);
+  let found: string | undefined;
+  for (const [client, key] of Object.entries(keys)) {
+    if (timingSafeEqual(digest(key), wanted)) found ??= client;
+  }
+  return found;
+};

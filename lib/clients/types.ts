@@ -1,0 +1,29 @@
+/** A caller of the API, as declared in config/clients.json. */
+export interface Client {
+  name: string;
+  description?: string;
+  /** Dealer numbers (4 digits) and business-partner numbers (6 digits) it may register sales for. */
+  dealers: number[];
+  throttle?: { rateLimit: number; burstLimit: number };
+  quota?: { limit: number; period: 'DAY' | 'WEEK' | 'MONTH' };
+}
+
+/** Key-less case posts from web pages (off unless configured). */
+export interface BrowserForms {
+  enabled: boolean;
+  /** Origins (scheme://host[:port]) whose pages may post cases without a key, and where the browser may be sent back. */
+  allowedOrigins: string[];
+  throttle?: { rateLimit: number; burstLimit: number };
+}
+
+export interface ClientsConfig {
+  clients: Client[];
+  browserForms: BrowserForms;
+}
+
+/** Who is calling: a configured client, or a web page of an allowed origin posting a case without a key. */
+export type Caller = { kind: 'client'; client: Client } | { kind: 'browserForm'; origin: string };
+
+/** The name a caller's records are kept under (status look-ups of other callers' records answer 404). */
+export const callerName = (caller: Caller): string =>
+  caller.kind === 'client' ? caller.client.name : `browser-form:${caller.origin}`;
