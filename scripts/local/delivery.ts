@@ -1,0 +1,88 @@
+/**
+ * The delivery side of `npm start`: built-in SAP and Salesforce sandboxes unless ERP_BASE_URL / CRM_BASE_URL
+ * are set, the records still `accepted` queued again, and a poller per queue that invokes the worker handler
+ * as the Lambda event source would (batch size and visibility as deployed).
+ */
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { requeueAcceptedRecords } from '../../lib/intake/requeueAccepted.ts';
+import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
+import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
+import { localClientConfig } from './aws.ts';
+import { startPoller } from './queuePoller.ts';
+import type { LocalStack } from './stack.ts';
+
+/** The worker's batch size, as serverless.yml deploys it. */
+const BATCH_SIZE = 10;
+
+const log = (line: string) => process.stderr.write(`[local] ${line}\n`);
+
+/** Settings for the in-process worker: the sandbox's, unless the ERP / CRM is configured. */
+const startSandboxes = async (): Promise<{ sap?: SapSandbox; salesforce?: SalesforceSandbox }> => {
+  const [sap, salesforce] = await Promise.all([
+    process.env.ERP_BASE_URL ? undefined : startSapSandbox(),
+    process.env.CRM_BASE_URL ? undefined : startSalesforceSandbox(),
+  ]);
+  if (sap) {
+    Object.assign(process.env, {
+      ERP_BASE_URL: sap.url,
+      ERP_USERNAME: sap.username,
+      ERP_PASSWORD: sap.password,
+    });
+    log(`SAP sandbox: ${sap.url} (registrations: ${sap.url}/_sandbox/registrations)`);
+  }
+  if (salesforce) {
+    Object.assign(process.env, {
+      CRM_BASE_URL: salesforce.url,
+      CRM_CLIENT_ID: salesforce.clientId,
+      CRM_CLIENT_SECRET: salesforce.clientSecret,
+    });
+    log(`Salesforce sandbox: ${salesforce.url} (cases: ${salesforce.url}/_sandbox/cases)`);
+  }
+  return { sap, salesforce };
+};
+
+/**
+ * The local runner's hook (LocalStackOptions.onStarted): starts delivery and returns what stops it.
+ */
+export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promise<void>> => {
+  // The worker runs in this process, against the same queues and table as the handlers in serverless-offline.
+  Object.assign(process.env, stack.env);
+  const sandboxes = await startSandboxes();
+  const { handler } = await import('../../functions/deliveryWorker.ts');
+
+  const requeued = await requeueAcceptedRecords();
+  const count = requeued.salesRegistration + requeued.caseRecord;
+  if (count > 0) log(`queued again ${count} record(s) still accepted from the last run`);
+
+  const sqs = new SQSClient({ ...localClientConfig(stack.sqsEndpoint), useQueueUrlAsEndpoint: false });
+  const pollers = [stack.queues.SalesRegistrationQueue, stack.queues.CaseQueue].map((queue) =>
+    startPoller({
+      sqs,
+      queueUrl: queue.url,
+      handler,
+      batchSize: BATCH_SIZE,
+      onError: (error) =>
+        log(`poller ${queue.name}: ${error instanceof Error ? error.message : String(error)}`),
+    }),
+  );
+
+  // For `npm run redrive`, which talks to this process's queue.
+  const runnerFile = join(stack.dataDir, 'runner.json');
+  await writeFile(
+    runnerFile,
+    JSON.stringify({
+      sqsEndpoint: stack.sqsEndpoint,
+      dynamoEndpoint: stack.dynamoEndpoint,
+      env: stack.env,
+      queues: stack.queues,
+    }),
+  );
+
+  return async () => {
+    await Promise.all(pollers.map((p) => p.stop()));
+    sqs.destroy();
+    await Promise.all([sandboxes.sap?.stop(), sandboxes.salesforce?.stop(), rm(runnerFile, { force: true })]);
+  };
+};

@@ -1,0 +1,92 @@
+/**
+ * `npm run redrive -- erp|crm [--stage <stage>] [--region <region>]`
+ *
+ * Moves the dead-lettered messages of the ERP (sales registrations) or CRM (cases) queue back to their queue and
+ * puts their records back to `accepted`. Without --stage it works on the running local service (`npm start`),
+ * whose queue lives in its memory; with --stage it works on that AWS stage, with SQS's message move task.
+ */
+
+import { execFileSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { redriveByHand, redriveOnAws } from '../lib/redrive/redrive.ts';
+import type { RecordKind } from '../lib/types.ts';
+import { localClientConfig } from './local/aws.ts';
+import { defaultDataDir, oslsScript, projectRoot } from './local/project.ts';
+import type { ResolvedServerlessConfig } from './local/serverlessConfig.ts';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { stage: { type: 'string' }, region: { type: 'string' } },
+});
+const target = positionals[0];
+if (target !== 'erp' && target !== 'crm') {
+  console.error('usage: npm run redrive -- erp|crm [--stage <stage>] [--region <region>]');
+  process.exit(2);
+}
+const kind: RecordKind = target === 'erp' ? 'salesRegistration' : 'caseRecord';
+const [queueId, deadLetterId] =
+  kind === 'salesRegistration'
+    ? ['SalesRegistrationQueue', 'SalesRegistrationDeadLetterQueue']
+    : ['CaseQueue', 'CaseDeadLetterQueue'];
+
+/** Written by the local runner while it runs: its endpoints and the settings it gave the handlers. */
+interface RunnerInfo {
+  sqsEndpoint: string;
+  dynamoEndpoint: string;
+  env: Record<string, string>;
+  queues: Record<string, { url: string }>;
+}
+
+if (values.stage === undefined) {
+  const infoFile = join(process.env.DATA_DIR ?? defaultDataDir(), 'runner.json');
+  const info = JSON.parse(await readFile(infoFile, 'utf8').catch(() => 'null')) as RunnerInfo | null;
+  if (!info) {
+    console.error(
+      `no running local service (${infoFile} is missing): start it with npm start, or pass --stage`,
+    );
+    process.exit(1);
+  }
+  Object.assign(process.env, info.env, {
+    AWS_ENDPOINT_URL_SQS: info.sqsEndpoint,
+    AWS_ENDPOINT_URL_DYNAMODB: info.dynamoEndpoint,
+  });
+  const sqs = new SQSClient({ ...localClientConfig(info.sqsEndpoint), useQueueUrlAsEndpoint: false });
+  const moved = await redriveByHand({
+    sqs,
+    kind,
+    queueUrl: info.queues[queueId].url,
+    deadLetterQueueUrl: info.queues[deadLetterId].url,
+  });
+  console.log(
+    `redrive ${target}: moved ${moved} message(s) back to the queue; their records are accepted again`,
+  );
+} else {
+  const config = JSON.parse(
+    execFileSync(process.execPath, [oslsScript, 'print', '--stage', values.stage, '--format', 'json'], {
+      cwd: projectRoot,
+      encoding: 'utf8',
+      maxBuffer: 32 * 1024 * 1024,
+    }),
+  ) as ResolvedServerlessConfig;
+  const resources = config.resources?.Resources ?? {};
+  const nameOf = (id: string, key: string) => String(resources[id]?.Properties?.[key] ?? '');
+  const region = values.region ?? config.provider.region;
+  const sqs = new SQSClient({ region });
+  const arnOf = async (id: string) => {
+    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: nameOf(id, 'QueueName') }));
+    const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+    return out.Attributes?.QueueArn ?? '';
+  };
+  process.env.RECORDS_TABLE = nameOf('RecordsTable', 'TableName');
+  process.env.AWS_REGION = region;
+  const result = await redriveOnAws(sqs, kind, {
+    queueArn: await arnOf(queueId),
+    deadLetterQueueArn: await arnOf(deadLetterId),
+  });
+  console.log(
+    `redrive ${target} (${values.stage}): ${result.reopened} record(s) accepted again; move task ${result.taskHandle}`,
+  );
+}
