@@ -38,6 +38,12 @@ onShutdownSignal(
   },
 );
 
+// `kill <npm pid>` stops npm without passing the signal on: when our parent goes away, stop as on SIGTERM.
+const parentAtStart = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentAtStart) process.emit('SIGTERM', 'SIGTERM');
+}, 500).unref();
+
 const { startLocalStack } = await import('./local/stack.ts');
 starting = startLocalStack({
   port,
