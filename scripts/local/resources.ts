@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { localClientConfig } from './aws.ts';
+import { localRegion } from './project.ts';
 import type { CfnResource, ResolvedServerlessConfig } from './serverlessConfig.ts';
 
 export interface LocalQueue {
@@ -58,7 +59,6 @@ export function predictLocalEnv(
   config: ResolvedServerlessConfig,
   sqsEndpoint: string,
 ): Record<string, string> {
-  const region = config.provider.region ?? 'eu-west-1';
   const queues: Record<string, LocalQueue> = {};
   const tables: Record<string, LocalTable> = {};
   for (const [id, { Type, Properties = {} }] of Object.entries(config.resources?.Resources ?? {})) {
@@ -67,11 +67,13 @@ export function predictLocalEnv(
       queues[id] = {
         name,
         url: `${sqsEndpoint}/000000000000/${name}`,
-        arn: `arn:aws:sqs:${region}:000000000000:${name}`,
+        arn: `arn:aws:sqs:${localRegion}:000000000000:${name}`,
       };
     } else if (Type === 'AWS::DynamoDB::Table') {
       const table = typeof Properties.TableName === 'string' ? Properties.TableName : id;
-      tables[id] = { name: table, arn: `arn:aws:dynamodb:ddblocal:000000000000:table/${table}` };
+      // dynalite names the region of this process's environment when it creates the table.
+      const tableRegion = process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1';
+      tables[id] = { name: table, arn: `arn:aws:dynamodb:${tableRegion}:000000000000:table/${table}` };
     }
   }
   return environmentReferences(config, { queues, tables });

@@ -33,7 +33,8 @@ export async function printServerlessConfig(
       [oslsScript, 'print', '--stage', localStage, '--format', 'json'],
       { cwd: projectRoot, env, maxBuffer: 32 * 1024 * 1024, signal },
     );
-    return JSON.parse(stdout) as ResolvedServerlessConfig;
+    // Anything a plugin might log before the JSON is not part of it.
+    return JSON.parse(stdout.slice(stdout.indexOf('{'))) as ResolvedServerlessConfig;
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };

@@ -70,10 +70,10 @@ export interface LocalStack {
 }
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
-  const started = Date.now();
+  const startedAt = Date.now();
   const debug = options.debug ?? Boolean(process.env.DEBUG);
   const timing = (step: string) => {
-    if (debug) process.stderr.write(`[local] ${step} after ${Date.now() - started} ms\n`);
+    if (debug) process.stderr.write(`[local] ${step} after ${Date.now() - startedAt} ms\n`);
   };
   const dataDir = options.dataDir ?? defaultDataDir();
   const { signal } = options;
@@ -95,8 +95,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         }
       };
       await attempt(stopHook);
-      await attempt(offline && (() => (offline as OfflineProcess).stop()));
-      await Promise.all([attempt(queue?.close), attempt(store?.close)]);
+      await attempt(async () => offline?.stop());
+      await Promise.all([attempt(async () => queue?.close()), attempt(async () => store?.close())]);
       if (errors.length > 0) throw new AggregateError(errors, 'stopping the local stack failed');
     })();
     return stopping;
@@ -179,12 +179,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       child = spawnOffline(env);
     }
     if (JSON.stringify(config) !== JSON.stringify(cached)) await writeCachedServerlessConfig(config);
-    const started = child;
+    const running = child;
 
     // Until ready, an exit of offline (or the caller's abort) ends the wait at once.
     const exitedEarly = new AbortController();
-    started.exited.then((exit) =>
-      exitedEarly.abort(new Error(`serverless-offline ${describeExit(exit)}\n${started.output().trim()}`)),
+    running.exited.then((exit) =>
+      exitedEarly.abort(new Error(`serverless-offline ${describeExit(exit)}\n${running.output().trim()}`)),
     );
     const url = `http://localhost:${port}`;
     try {
@@ -195,12 +195,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       );
     } catch (error) {
       if (signal?.aborted || exitedEarly.signal.aborted) throw error;
-      throw new Error(`${(error as Error).message}\nserverless-offline output:\n${started.output().trim()}`);
+      throw new Error(`${(error as Error).message}\nserverless-offline output:\n${running.output().trim()}`);
     }
     timing('serverless-offline answers');
 
-    const crashed = started.exited.then(
-      (exit) => new Error(`serverless-offline ${describeExit(exit)}\n${started.output().trim()}`),
+    const crashed = running.exited.then(
+      (exit) => new Error(`serverless-offline ${describeExit(exit)}\n${running.output().trim()}`),
     );
     // Only report exits that stop() did not cause.
     const crashedUnlessStopped = new Promise<Error>((resolve) => {
@@ -219,7 +219,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       env,
       queues: resources.queues,
       tables: resources.tables,
-      offlinePid: started.pid,
+      offlinePid: running.pid,
       crashed: crashedUnlessStopped,
       stop,
     };

@@ -35,9 +35,17 @@ const postCaseForm = (service: RunningService, fields: Record<string, string>) =
     body: new URLSearchParams(fields).toString(),
   });
 
+interface Answers {
+  sales: { registrations: { id: string }[] };
+  kase: { CrmId: string };
+  status: { status: string; attempts?: number; downstreamId?: string; error?: string; message?: string };
+}
+const json = async <T>(response: Response | Promise<Response>): Promise<T> =>
+  (await (await response).json()) as T;
+
 const lookUp = async (service: RunningService, path: string, client: string) => {
   const response = await fetch(`${service.url}${path}`, { headers: { 'x-api-key': service.keys[client] } });
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: await json<Answers['status']>(response) };
 };
 
 /** Polls a status look-up until the record leaves `accepted`. */
@@ -77,7 +85,7 @@ describe('npm start with the built-in sandboxes', () => {
     // Act
     const frame = uniqueFrame('E2E');
     const sales = await postSales(service, [salesRegistrationInput({ FrameNum: frame })]);
-    const salesBody = await sales.json();
+    const salesBody = await json<Answers['sales']>(sales);
     const kase = await postCaseForm(service, {
       firstName: 'Formfirst',
       surname: 'Formlast',
@@ -85,7 +93,7 @@ describe('npm start with the built-in sandboxes', () => {
       privacyConsent: 'on',
       submit: 'Send',
     });
-    const caseBody = await kase.json();
+    const caseBody = await json<Answers['kase']>(kase);
     // Assess
     expect(sales.status).toBe(200);
     expect(salesBody).toEqual({
@@ -118,7 +126,7 @@ describe('npm start with the built-in sandboxes', () => {
     const unknown = await lookUp(service, '/crm/case/0123456789abcdef0123456789abcdef', 'example-web-forms');
     expect(unknown).toEqual({ status: 404, body: { message: 'no case with this CrmId' } });
     const openApi = await fetch(`${service.url}/openapi.json`);
-    expect((await openApi.json()).openapi).toBe('3.1.0');
+    expect((await json<{ openapi: string }>(openApi)).openapi).toBe('3.1.0');
   });
 
   it('stops every child process on SIGTERM, leaving nothing listening', async () => {
@@ -155,11 +163,13 @@ describe('npm start with ERP_BASE_URL and CRM_BASE_URL pointed at test servers',
     sap.inject({ status: 503 });
     const first = await npmStart(settings);
     const frame = uniqueFrame('RST');
-    const accepted = await (await postSales(first, [salesRegistrationInput({ FrameNum: frame })])).json();
+    const accepted = await json<Answers['sales']>(
+      postSales(first, [salesRegistrationInput({ FrameNum: frame })]),
+    );
     const id = accepted.registrations[0].id;
-    const kase = await (
-      await postCaseForm(first, { firstName: 'Ext', surname: 'Servers', email: 'ext@example.com' })
-    ).json();
+    const kase = await json<Answers['kase']>(
+      postCaseForm(first, { firstName: 'Ext', surname: 'Servers', email: 'ext@example.com' }),
+    );
     const caseStatus = await settled(first, `/crm/case/${kase.CrmId}`, 'example-web-forms');
     const waiting = await lookUp(first, `/erp/sales_registration/${id}`, 'example-dealer');
     // Act: stop (the in-memory queue is lost) and start again on the same data.
