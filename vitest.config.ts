@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
     globalSetup: ['tests/support/globalSetup.ts'],
+    // Tees every worker's stdout and stderr into files that globalSetup scans for personal data at the end.
+    setupFiles: ['tests/support/logCapture.ts'],
     // Short delivery backoff and few attempts, so that retry and dead-letter paths run in seconds.
     env: {
       DELIVERY_MAX_ATTEMPTS: '3',

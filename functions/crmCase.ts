@@ -1,17 +1,36 @@
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import httpUrlencodeBodyParser from '@middy/http-urlencode-body-parser';
-import { bodySizeGuard } from '../lib/http/bodySizeGuard.ts';
+import { clientsConfig } from '../lib/clients/clientsConfig.ts';
+import type { ClientsConfig } from '../lib/clients/types.ts';
+import { browserFormAnswers } from '../lib/forms/browserFormAnswers.ts';
+import { browserFormControls } from '../lib/forms/browserFormControls.ts';
+import { formCharset } from '../lib/forms/formCharset.ts';
 import { callerIdentity } from '../lib/http/callerIdentity.ts';
 import { contentTypeGuard } from '../lib/http/contentTypeGuard.ts';
 import { httpOperation } from '../lib/http/pipeline.ts';
+import { rawBodyGuard } from '../lib/http/rawBodyGuard.ts';
 import { caseShape } from '../lib/http/shapes.ts';
 import { caseRequest } from '../lib/intake/caseRequest.ts';
 
-/** POST /crm/case, as JSON or as an HTML form. */
-export const handler = httpOperation(caseShape)
-  .use(callerIdentity({ allowBrowserForms: true }))
-  .use(contentTypeGuard({ allowed: ['application/json', 'application/x-www-form-urlencoded'] }))
-  .use(bodySizeGuard({ maxBytes: 64 * 1024 }))
-  .use(httpJsonBodyParser({ disableContentTypeError: true }))
-  .use(httpUrlencodeBodyParser({ disableContentTypeError: true }))
-  .handler(caseRequest);
+const maxBytes = 64 * 1024;
+
+/**
+ * POST /crm/case, as JSON or as an HTML form, from clients with a key or (when configured) straight from web
+ * pages of the allowed origins: forms in UTF-8, ISO-8859-1 or windows-1252, redirects to the form's pages,
+ * the honeypot, CORS. `config` is config/clients.json unless a test gives another.
+ */
+export const crmCaseHandler = (config: ClientsConfig = clientsConfig) =>
+  browserFormAnswers(
+    httpOperation(caseShape)
+      .use(callerIdentity({ allowBrowserForms: true, config }))
+      .use(formCharset({ maxBytes }))
+      .use(contentTypeGuard({ allowed: ['application/json', 'application/x-www-form-urlencoded'] }))
+      .use(rawBodyGuard({ maxBytes }))
+      .use(httpJsonBodyParser({ disableContentTypeError: true }))
+      .use(httpUrlencodeBodyParser({ disableContentTypeError: true }))
+      .use(browserFormControls({ config }))
+      .handler(caseRequest),
+    { config },
+  );
+
+export const handler = crmCaseHandler();

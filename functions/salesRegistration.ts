@@ -1,8 +1,8 @@
 import httpJsonBodyParser from '@middy/http-json-body-parser';
-import { bodySizeGuard } from '../lib/http/bodySizeGuard.ts';
 import { callerIdentity } from '../lib/http/callerIdentity.ts';
 import { contentTypeGuard } from '../lib/http/contentTypeGuard.ts';
 import { httpOperation } from '../lib/http/pipeline.ts';
+import { rawBodyGuard } from '../lib/http/rawBodyGuard.ts';
 import { salesRegistrationShape } from '../lib/http/shapes.ts';
 import { salesRegistrationRequest } from '../lib/intake/salesRegistrationRequest.ts';
 
@@ -10,6 +10,6 @@ import { salesRegistrationRequest } from '../lib/intake/salesRegistrationRequest
 export const handler = httpOperation(salesRegistrationShape)
   .use(callerIdentity())
   .use(contentTypeGuard({ allowed: ['application/json'] }))
-  .use(bodySizeGuard({ maxBytes: 1024 * 1024 }))
+  .use(rawBodyGuard({ maxBytes: 1024 * 1024 }))
   .use(httpJsonBodyParser())
   .handler(salesRegistrationRequest);

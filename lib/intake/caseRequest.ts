@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { callerName } from '../clients/types.ts';
+import { caughtByHoneypot } from '../forms/browserFormControls.ts';
 import { callerOf } from '../http/callerIdentity.ts';
 import { requestIdOf } from '../http/contractErrors.ts';
 import { RequestRefused } from '../http/errors.ts';
@@ -11,9 +13,12 @@ import { acceptRecords } from './acceptRecords.ts';
 import { idempotencyKeyOf } from './idempotencyKey.ts';
 import { canonicalJson } from './recordIds.ts';
 
+const accepted = (crmId: string) => jsonResponse(200, { CrmId: crmId, CrmResponseSuccess: true });
+
 /**
  * `POST /crm/case` after parsing (JSON or form): validates the case, accepts it and answers with its CrmId,
- * the key under which the worker creates the case in the CRM.
+ * the key under which the worker creates the case in the CRM. A browser form that filled the honeypot field
+ * (a bot) gets the same answers, a made-up CrmId included, but nothing is stored or queued.
  *
  * @example
  * const response = await caseRequest({ ...event, body: { firstName: 'Ana', surname: 'Silva', email: 'ana@example.com' } }, context);
@@ -27,6 +32,10 @@ export const caseRequest = async (
   const idempotencyKey = idempotencyKeyOf(event);
   const result = validateCaseRecord(event.body as unknown);
   if (!result.ok) throw new RequestRefused(400, result.problems.map(formatProblem).join('; '));
+  if (caughtByHoneypot(context)) {
+    logger.info('browser form post discarded: honeypot field filled', { requestId });
+    return accepted(randomBytes(16).toString('hex'));
+  }
   const [crmId] = await acceptRecords({
     kind: 'caseRecord',
     records: [result.value],
@@ -36,5 +45,5 @@ export const caseRequest = async (
     body: canonicalJson(result.value),
   });
   logger.info('case accepted', { requestId, count: 1 });
-  return jsonResponse(200, { CrmId: crmId, CrmResponseSuccess: true });
+  return accepted(crmId);
 };

@@ -11,10 +11,19 @@ const ENTRY_RETRY_ROUNDS = 3;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The message body: JSON with characters beyond the Basic Multilingual Plane (emoji) written as \u escapes.
+ * SQS accepts them, but not every SQS-compatible server does (fauxqs refuses them); JSON.parse reads both alike.
+ */
+export const messageBody = (message: QueuedRecord): string =>
+  JSON.stringify(message).replace(/[\u{10000}-\u{10FFFF}]/gu, (c) =>
+    [...c.split('')].map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+  );
+
 const sendBatch = async (queueUrl: string, batch: QueuedRecord[]): Promise<string[]> => {
   let pending: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({
     Id: String(index),
-    MessageBody: JSON.stringify(message),
+    MessageBody: messageBody(message),
   }));
   for (let round = 0; round <= ENTRY_RETRY_ROUNDS && pending.length > 0; round++) {
     if (round > 0) await pause(50 * 2 ** round);

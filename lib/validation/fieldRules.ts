@@ -49,9 +49,55 @@ export const normaliseCommPriv = (value: unknown): unknown => {
 export const normaliseSex = (value: unknown): unknown =>
   typeof value === 'string' ? value.toUpperCase() : value;
 
-/** Postcode: a number in the request becomes a string. */
+/**
+ * Postcode: a number in the request becomes a string, if it is a whole number from 0 to
+ * Number.MAX_SAFE_INTEGER. Any other number (2000.5, -2000, 1e21, a number JSON.parse has already rounded)
+ * has no faithful string form and stays a number, for {@link checkPostcodeNumber} to refuse.
+ */
 export const postcodeToString = (value: unknown): unknown =>
-  typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? String(value) : value;
+
+/** A Postcode still a number after {@link postcodeToString}: not a whole number a postcode can be. */
+export const checkPostcodeNumber = (value: unknown): string | undefined =>
+  typeof value === 'number'
+    ? `must be a string or a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`
+    : undefined;
+
+/**
+ * True when a string holds a C0 control character other than tab, line feed and carriage return, or DEL.
+ * Such characters have no place in names, addresses or comments and break the systems downstream.
+ */
+export const hasControlCharacter = (value: string): boolean => {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if ((code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) || code === 0x7f) return true;
+  }
+  return false;
+};
+
+/** True when a string holds U+FFFE or U+FFFF: noncharacters, which SQS refuses in a message (so would never queue). */
+export const hasNoncharacter = (value: string): boolean => {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code === 0xfffe || code === 0xffff) return true;
+  }
+  return false;
+};
+
+/**
+ * Any string field, as sent (before trimming): no control characters (see {@link hasControlCharacter}) and no
+ * U+FFFE or U+FFFF (see {@link hasNoncharacter}).
+ */
+export const checkCharacters = (value: unknown): string | undefined => {
+  if (typeof value !== 'string') return undefined;
+  if (hasControlCharacter(value)) return 'must not contain control characters';
+  if (hasNoncharacter(value)) return 'must not contain the noncharacters U+FFFE or U+FFFF';
+  return undefined;
+};
+
+/** A field given more than once: an HTML form repeating a field (`a=1&a=2`) is parsed into an array. */
+export const checkSingleValue = (value: unknown): string | undefined =>
+  Array.isArray(value) ? 'must be a single value' : undefined;
 
 const truthy = new Set(['true', 'on', 'yes', '1']);
 const falsy = new Set(['false', 'off', 'no', '0']);

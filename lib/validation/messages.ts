@@ -1,4 +1,5 @@
 import type { ErrorObject } from 'ajv';
+import { nameForMessage } from './format.ts';
 import type { Problem } from './types.ts';
 
 type SchemaNode = Record<string, unknown>;
@@ -93,7 +94,8 @@ export const describeErrors = (errors: ErrorObject[], schema: SchemaNode): Probl
     } else if (error.keyword === 'additionalProperties') {
       problem = {
         ...fieldOf(error.instancePath),
-        field: String((error.params as { additionalProperty: string }).additionalProperty),
+        // Unknown names are echoed so the caller sees which one; cut short, never a 100 KB key.
+        field: nameForMessage(String((error.params as { additionalProperty: string }).additionalProperty)),
         rule: 'is not a known field',
       };
     } else {

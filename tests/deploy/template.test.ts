@@ -1,10 +1,8 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packagedTemplate } from '../support/packagedTemplate.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; Condition?: string };
 let resources: Record<string, Resource>;
@@ -23,17 +21,10 @@ const statementsOf = (roleId: string) =>
 const ref = (value: unknown) => JSON.stringify(value);
 
 beforeAll(async () => {
-  // Prepare: `npm run package` as a user runs it, without AWS credentials.
-  outDir = await mkdtemp(join(tmpdir(), 'dealer-gateway-package-'));
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
-  await promisify(execFile)('npm', ['run', 'package', '--', '--stage', 'ci', '--package', outDir], {
-    env: { ...env, PATH: `${join(process.cwd(), 'node_modules', '.bin')}:${process.env.PATH}` },
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  const template = JSON.parse(
-    await readFile(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8'),
-  );
-  resources = template.Resources;
+  // Prepare: `npm run package` as a user runs it, without AWS credentials (once for all deploy tests).
+  const packaged = await packagedTemplate();
+  outDir = packaged.dir;
+  resources = packaged.template.Resources as Record<string, Resource>;
 }, 120_000);
 
 afterAll(() => rm(outDir, { recursive: true, force: true }));

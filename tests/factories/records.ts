@@ -33,3 +33,30 @@ export const caseInput = (overrides: Record<string, unknown> = {}): Record<strin
 /** A fresh unique frame number, so that records of different tests never look like duplicates. */
 export const uniqueFrame = (prefix = 'TST'): string =>
   `${prefix}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`.toUpperCase().slice(0, 30);
+
+/** The fields of the records above that hold personal data: names, e-mail addresses, phones, dates of birth, streets. */
+export const personalFields = [
+  'Name',
+  'Name2',
+  'CompanyName',
+  'Street',
+  'email',
+  'Phone',
+  'DOB',
+  'firstName',
+  'surname',
+  'mobile',
+  'homePhone',
+] as const;
+
+/**
+ * Every personal value the factories put in records. The test run fails when any of them appears in the
+ * output of a test worker (tests/support/logCapture.ts, checked at the end by tests/support/globalSetup.ts).
+ */
+export const personalValues: string[] = [
+  ...new Set(
+    [salesRegistrationInput(), caseInput()].flatMap((record) =>
+      personalFields.flatMap((field) => (typeof record[field] === 'string' ? [record[field] as string] : [])),
+    ),
+  ),
+];

@@ -144,6 +144,16 @@ describe('queueing accepted records', () => {
     );
   });
 
+  it('queues text beyond the Basic Multilingual Plane (emoji) intact', async () => {
+    const response = await caseHandler(
+      jsonPost('/crm/case', caseInput({ frameNo: uniqueFrame(), comments: 'Great bike 🏍️👍' })),
+      lambdaContext(),
+    );
+    expect(response.statusCode).toBe(200);
+    const [message] = await aws.drain(caseQueue);
+    expect((message.record as CaseRecord).comments).toBe('Great bike 🏍️👍');
+  });
+
   it('re-sends entries SQS refuses, queueing each record once', async () => {
     proxy.refuseFirstEntryOnce();
     const response = await post(sales(3));

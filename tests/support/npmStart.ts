@@ -68,8 +68,19 @@ export const npmStart = async (
     readyAfterMs: Date.now() - started,
     output: () => output,
     stop: async () => {
-      process.kill(-(child.pid as number), 'SIGTERM');
-      return exited;
+      const group = -(child.pid as number);
+      process.kill(group, 'SIGTERM');
+      const clean = await exited;
+      // npm exits at once; the runner then stops its children and emulators: wait for the whole group.
+      for (let i = 0; i < 100; i++) {
+        try {
+          process.kill(group, 0);
+        } catch {
+          return clean;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`npm start's processes still run 10 s after SIGTERM:\n${output}`);
     },
   };
 };
