@@ -13,7 +13,10 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
-export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined | void>;
+export type SqsHandler = (
+  event: SQSEvent,
+  context: Context,
+) => Promise<SQSBatchResponse | undefined | undefined>;
 
 export interface PollOptions {
   sqs: SQSClient;

@@ -271,7 +271,11 @@ describe('browser forms enabled: the packaged template of a project copy', () =>
 
   it('lets key-less posts reach crm/case, and nothing else but the API description', () => {
     for (const [id, m] of ofType('AWS::ApiGateway::Method', enabled.Resources)) {
-      const expected = !['ApiGatewayMethodCrmCasePost', 'ApiGatewayMethodCrmCaseOptions', 'ApiGatewayMethodOpenapijsonGet'].includes(id);
+      const expected = ![
+        'ApiGatewayMethodCrmCasePost',
+        'ApiGatewayMethodCrmCaseOptions',
+        'ApiGatewayMethodOpenapijsonGet',
+      ].includes(id);
       expect(Boolean(m.Properties.ApiKeyRequired), id).toBe(expected);
     }
   });

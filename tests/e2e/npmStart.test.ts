@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
+import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { npmStart, type RunningService } from '../support/npmStart.ts';
 
 const dirs: string[] = [];
