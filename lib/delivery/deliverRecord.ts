@@ -3,9 +3,9 @@ import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { sqsClient } from '../aws/clients.ts';
 import { queueUrlFor } from '../config.ts';
-import { countRecords, recordDeliveryLatency } from '../observability/metrics.ts';
-import { getStatusRecord } from '../store/statusRecords.ts';
+import type { OutcomeTally } from '../observability/metrics.ts';
 import { recordAttempt } from '../store/statusUpdates.ts';
+import type { StatusRecord } from '../store/types.ts';
 import type { DeliveryOutcome, QueuedRecord } from '../types.ts';
 import { deliverToDownstream, downstreamOf } from './downstreams.ts';
 import { DeliveryAttemptsExhausted, DeliveryRetryLater, MalformedMessageError } from './errors.ts';
@@ -58,6 +58,15 @@ const ownRepeat = (message: QueuedRecord, outcome: DeliveryOutcome): DeliveryOut
     ? { kind: 'delivered', reachedDownstream: true }
     : outcome;
 
+/** What one invocation of the worker needs besides the record: settings, the batch's status records, a tally. */
+export interface BatchContext {
+  settings: DeliverySettings;
+  log: Logger;
+  /** Status records of the batch's ids, read in one consistent call before the records are processed. */
+  statuses: Map<string, StatusRecord>;
+  tally: OutcomeTally;
+}
+
 /**
  * Delivers one SQS record and records the outcome on its status record: `delivered`, `rejected` (permanent
  * refusal, not retried), or, for a transient failure, `accepted` with the error and a backoff set on the
@@ -66,28 +75,24 @@ const ownRepeat = (message: QueuedRecord, outcome: DeliveryOutcome): DeliveryOut
  * A record that is already settled (a second copy of its message) is skipped without a downstream call.
  *
  * @example
- * await deliverRecord(sqsRecord, deliverySettings(), logger);
+ * await deliverRecord(sqsRecord, { settings, log: logger, statuses, tally: new OutcomeTally() });
  */
-export const deliverRecord = async (
-  sqsRecord: SQSRecord,
-  settings: DeliverySettings,
-  log: Logger,
-): Promise<void> => {
+export const deliverRecord = async (sqsRecord: SQSRecord, batch: BatchContext): Promise<void> => {
+  const { settings, log, tally } = batch;
   const message = parseQueuedRecord(sqsRecord.body);
   const downstream = downstreamOf(message.kind);
-  const recordLog = log.createChild({
-    persistentKeys: { correlationId: message.requestId, recordId: message.id, downstream },
-  });
+  // Keys on every line of this record (not a child logger per record: that costs a Console each).
+  const keys = { correlationId: message.requestId, recordId: message.id, downstream };
   const attempt = Number(sqsRecord.attributes?.ApproximateReceiveCount ?? '1');
 
-  const status = await getStatusRecord(message.id);
+  const status = batch.statuses.get(message.id);
   if (!status) {
     // Intake took the record back after a 503 (its caller retries and queues it again): nothing to deliver.
-    recordLog.warn('no status record: message dropped');
+    log.warn('no status record: message dropped', keys);
     return;
   }
   if (status.status !== 'accepted') {
-    recordLog.info('record already settled: message dropped', { status: status.status });
+    log.info('record already settled: message dropped', { ...keys, status: status.status });
     return;
   }
 
@@ -101,29 +106,28 @@ export const deliverRecord = async (
       downstreamId: outcome.downstreamId,
       at,
     });
-    countRecords('delivered', downstream, 1);
-    recordDeliveryLatency(downstream, at.getTime() - Date.parse(status.acceptedAt));
-    recordLog.info('delivered', { attempt });
+    tally.add('delivered', downstream, at.getTime() - Date.parse(status.acceptedAt));
+    log.info('delivered', { ...keys, attempt });
     return;
   }
   if (outcome.kind === 'permanent') {
     await recordAttempt(message.id, { status: 'rejected', attempts, error: outcome.error, at });
-    countRecords('rejected', downstream, 1);
-    recordLog.warn('rejected by downstream', { attempt });
+    tally.add('rejected', downstream);
+    log.warn('rejected by downstream', { ...keys, attempt });
     return;
   }
   if (attempt >= settings.maxAttempts) {
     await recordAttempt(message.id, { status: 'failed', attempts, error: outcome.error, at });
     // Visible again at once, so SQS moves it to the dead-letter queue on the next receive, not after the timeout.
     await changeVisibility(message, sqsRecord, 0);
-    countRecords('failed', downstream, 1);
-    recordLog.error('attempts exhausted: to the dead-letter queue', { attempt });
+    tally.add('failed', downstream);
+    log.error('attempts exhausted: to the dead-letter queue', { ...keys, attempt });
     throw new DeliveryAttemptsExhausted(attempt);
   }
   await recordAttempt(message.id, { status: 'accepted', attempts, error: outcome.error, at });
   const delaySeconds = retryDelaySeconds(attempt, settings.retryBaseSeconds);
   await changeVisibility(message, sqsRecord, delaySeconds);
-  countRecords('retried', downstream, 1);
-  recordLog.warn('transient failure: retry later', { attempt, delaySeconds });
+  tally.add('retried', downstream);
+  log.warn('transient failure: retry later', { ...keys, attempt, delaySeconds });
   throw new DeliveryRetryLater(attempt, delaySeconds);
 };

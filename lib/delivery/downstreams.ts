@@ -1,7 +1,7 @@
 import { type CrmClient, createCrmClient, crmConfigFromEnv } from '../crm/index.ts';
 import { createErpClient, type ErpClient, erpConfigFromEnv } from '../erp/index.ts';
 import type { CaseRecord, DeliveryOutcome, QueuedRecord, SalesRegistration } from '../types.ts';
-import { withSecrets } from './secrets.ts';
+import { readSecrets } from './secrets.ts';
 
 /*
  * One client per downstream per container: they keep the CSRF token and cookies (SAP) and the OAuth token
@@ -21,17 +21,23 @@ export const resetDownstreamClients = (): void => {
 export const downstreamOf = (kind: QueuedRecord['kind']): 'erp' | 'crm' =>
   kind === 'salesRegistration' ? 'erp' : 'crm';
 
+// The configuration is read only when a client is (re)built, not per delivery: copying the environment is slow.
 const erpClient = async (): Promise<ErpClient> => {
-  const env = await withSecrets(['ERP_PASSWORD']);
-  const secret = env.ERP_PASSWORD ?? '';
-  if (erp?.secret !== secret) erp = { client: createErpClient(erpConfigFromEnv(env)), secret };
+  const { ERP_PASSWORD: secret = '' } = await readSecrets(['ERP_PASSWORD']);
+  if (erp?.secret !== secret) {
+    erp = { client: createErpClient(erpConfigFromEnv({ ...process.env, ERP_PASSWORD: secret })), secret };
+  }
   return erp.client;
 };
 
 const crmClient = async (): Promise<CrmClient> => {
-  const env = await withSecrets(['CRM_CLIENT_SECRET']);
-  const secret = env.CRM_CLIENT_SECRET ?? '';
-  if (crm?.secret !== secret) crm = { client: createCrmClient(crmConfigFromEnv(env)), secret };
+  const { CRM_CLIENT_SECRET: secret = '' } = await readSecrets(['CRM_CLIENT_SECRET']);
+  if (crm?.secret !== secret) {
+    crm = {
+      client: createCrmClient(crmConfigFromEnv({ ...process.env, CRM_CLIENT_SECRET: secret })),
+      secret,
+    };
+  }
   return crm.client;
 };
 

@@ -7,6 +7,7 @@ import { requestIdOf } from '../http/contractErrors.ts';
 import { RequestRefused } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { logger } from '../observability/logger.ts';
+import { countRecords } from '../observability/metrics.ts';
 import { validateCaseRecord } from '../validation/caseRecord.ts';
 import { formatProblem } from '../validation/format.ts';
 import { acceptRecords } from './acceptRecords.ts';
@@ -45,5 +46,6 @@ export const caseRequest = async (
     body: canonicalJson(result.value),
   });
   logger.info('case accepted', { requestId, count: 1 });
+  countRecords('accepted', 'crm', 1);
   return accepted(crmId);
 };

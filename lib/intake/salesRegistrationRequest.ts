@@ -5,6 +5,7 @@ import { requestIdOf } from '../http/contractErrors.ts';
 import { RequestRefused } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { logger } from '../observability/logger.ts';
+import { countRecords } from '../observability/metrics.ts';
 import { formatProblem } from '../validation/format.ts';
 import { validateSalesRegistrations } from '../validation/salesRegistration.ts';
 import { acceptRecords } from './acceptRecords.ts';
@@ -59,6 +60,7 @@ export const salesRegistrationRequest = async (
     body: canonicalJson(records),
   });
   logger.info('sales registrations accepted', { requestId, count: ids.length });
+  countRecords('accepted', 'erp', ids.length);
   return jsonResponse(200, {
     success: true,
     message: `${ids.length} sales registration(s) accepted`,

@@ -21,9 +21,36 @@ export const countRecords = (name: MetricName, downstream: 'erp' | 'crm', count:
   single.addMetric(name, MetricUnit.Count, count);
 };
 
-/** Time from acceptance to delivery, per downstream. */
-export const recordDeliveryLatency = (downstream: 'erp' | 'crm', milliseconds: number): void => {
-  const single = metrics.singleMetric();
-  single.addDimension('downstream', downstream);
-  single.addMetric('deliveryLatency', MetricUnit.Milliseconds, milliseconds);
-};
+/**
+ * The outcomes of one worker invocation, published together in one metrics line at its end (one `Metrics`
+ * flush per invocation instead of a single-metric line per record).
+ *
+ * @example
+ * const tally = new OutcomeTally();
+ * tally.add('delivered', 'erp', 1250);
+ * tally.publish();
+ */
+export class OutcomeTally {
+  #counts = new Map<string, number>();
+  #latencies = new Map<string, number[]>();
+
+  add(name: MetricName, downstream: 'erp' | 'crm', latencyMs?: number): void {
+    const key = `${downstream}|${name}`;
+    this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
+    if (latencyMs !== undefined)
+      this.#latencies.set(downstream, [...(this.#latencies.get(downstream) ?? []), latencyMs]);
+  }
+
+  /** Writes the counts and latencies, one metrics line per downstream. */
+  publish(): void {
+    for (const downstream of ['erp', 'crm'] as const) {
+      const counts = [...this.#counts].filter(([key]) => key.startsWith(`${downstream}|`));
+      const latencies = this.#latencies.get(downstream) ?? [];
+      if (counts.length === 0) continue;
+      metrics.addDimension('downstream', downstream);
+      for (const [key, count] of counts) metrics.addMetric(key.split('|')[1], MetricUnit.Count, count);
+      for (const latency of latencies) metrics.addMetric('deliveryLatency', MetricUnit.Milliseconds, latency);
+      metrics.publishStoredMetrics();
+    }
+  }
+}

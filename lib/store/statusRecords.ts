@@ -29,8 +29,11 @@ export const idempotencyPk = (kind: RecordKind, keyHash: string): string => `ide
  * @example
  * const records = await getStatusRecords(['3f0c...']);
  */
-export const getStatusRecords = async (ids: string[]): Promise<Map<string, StatusRecord>> => {
-  const items = await batchGetItems(ids);
+export const getStatusRecords = async (
+  ids: string[],
+  options: { consistent?: boolean } = {},
+): Promise<Map<string, StatusRecord>> => {
+  const items = await batchGetItems(ids, { consistentRead: options.consistent ?? false });
   return new Map([...items].map(([pk, item]) => [pk, fromItem(item)]));
 };
 

@@ -28,7 +28,10 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * @example
  * const found = await batchGetItems(['a1', 'b2']); // Map { 'a1' => { pk: { S: 'a1' }, ... } }
  */
-export const batchGetItems = async (pks: string[]): Promise<Map<string, Item>> => {
+export const batchGetItems = async (
+  pks: string[],
+  options: { consistentRead?: boolean } = {},
+): Promise<Map<string, Item>> => {
   const table = recordsTable();
   const found = new Map<string, Item>();
   const unique = [...new Set(pks)];
@@ -39,7 +42,9 @@ export const batchGetItems = async (pks: string[]): Promise<Map<string, Item>> =
         if (round >= MAX_UNPROCESSED_ROUNDS) throw new Error('DynamoDB left keys unprocessed');
         if (round > 0) await pause(25 * 2 ** round);
         const out = await dynamoClient().send(
-          new BatchGetItemCommand({ RequestItems: { [table]: { Keys: pending } } }),
+          new BatchGetItemCommand({
+            RequestItems: { [table]: { Keys: pending, ConsistentRead: options.consistentRead } },
+          }),
         );
         for (const item of out.Responses?.[table] ?? []) found.set(item.pk.S as string, item);
         pending = (out.UnprocessedKeys?.[table]?.Keys as Item[] | undefined) ?? [];
