@@ -4,8 +4,9 @@
  * the bundle only, never node_modules. Prints each bundle's size.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { build } from 'esbuild';
+import { builtinModules } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { build, type Plugin } from 'esbuild';
 import { zipSync } from 'fflate';
 import { projectRoot } from './local/project.ts';
 import { printServerlessConfig } from './local/serverlessConfig.ts';
@@ -16,6 +17,28 @@ const outRoot = join(projectRoot, '.esbuild');
 const banner =
   "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
+const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
+
+/**
+ * Node built-ins reach the bundle through `require` (the banner's createRequire), not ESM `import`: importing
+ * `node:http` as ESM makes Node build its ESM facade, which reads every export, including the lazy WebSocket
+ * getters, and so loads Node's whole bundled undici at cold start (10-15 ms) though nothing here uses it.
+ */
+export const builtinsViaRequire: Plugin = {
+  name: 'builtins-via-require',
+  setup(b) {
+    b.onResolve({ filter: /^[a-z:_/]+$/ }, (args) => {
+      if (!builtins.has(args.path) || args.namespace === 'builtin-via-require') return undefined;
+      if (args.kind === 'require-call') return { path: args.path, external: true };
+      return { path: args.path.replace(/^node:/, ''), namespace: 'builtin-via-require' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'builtin-via-require' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(`node:${args.path}`)});`,
+      loader: 'js',
+    }));
+  },
+};
+
 export interface BundleResult {
   name: string;
   handler: string;
@@ -25,7 +48,8 @@ export interface BundleResult {
 }
 
 /**
- * Bundles one handler file to `<outDir>/<name>/functions/<file>.mjs` (+ .map) and zips that folder.
+ * Bundles one handler file to `<outDir>/<name>/functions/<file>.mjs` (+ chunks and source maps) and zips that
+ * folder. `plugins` serve the benchmarks' baseline builds.
  *
  * @example
  * await bundleFunction('crmCase', 'functions/crmCase.handler');
@@ -34,13 +58,19 @@ export const bundleFunction = async (
   name: string,
   handler: string,
   outDir = outRoot,
+  plugins: Plugin[] = [],
 ): Promise<BundleResult> => {
   const source = `${handler.slice(0, handler.lastIndexOf('.'))}`; // functions/crmCase
   const workDir = join(outDir, name);
   await rm(workDir, { recursive: true, force: true });
   const out = await build({
-    entryPoints: [join(projectRoot, `${source}.ts`)],
-    outfile: join(workDir, `${source}.mjs`),
+    entryPoints: { [source]: join(projectRoot, `${source}.ts`) },
+    outdir: workDir,
+    outExtension: { '.js': '.mjs' },
+    // What the AWS SDK loads with dynamic import() (SSO, INI, process and web-identity credential providers, never
+    // used on Lambda, where credentials come from the environment) stays in chunks that cold start never reads.
+    splitting: true,
+    chunkNames: 'functions/chunks/[name]-[hash]',
     bundle: true,
     minify: true,
     treeShaking: true,
@@ -54,13 +84,14 @@ export const bundleFunction = async (
     legalComments: 'none',
     write: false,
     logLevel: 'warning',
+    plugins: [builtinsViaRequire, ...plugins],
   });
+  const entry = join(workDir, `${source}.mjs`);
   const files: Record<string, Uint8Array> = {};
   let bytes = 0;
   for (const file of out.outputFiles) {
-    const inZip = `${dirname(source)}/${basename(file.path)}`;
-    files[inZip] = file.contents;
-    if (file.path.endsWith('.mjs')) bytes = file.contents.byteLength;
+    files[relative(workDir, file.path)] = file.contents;
+    if (file.path === entry) bytes = file.contents.byteLength;
     await mkdir(dirname(file.path), { recursive: true });
     await writeFile(file.path, file.contents);
   }
