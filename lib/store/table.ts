@@ -32,9 +32,10 @@ export const batchGetItems = async (
   pks: string[],
   options: { consistentRead?: boolean } = {},
 ): Promise<Map<string, Item>> => {
-  const table = recordsTable();
   const found = new Map<string, Item>();
   const unique = [...new Set(pks)];
+  if (unique.length === 0) return found;
+  const table = recordsTable();
   await Promise.all(
     chunk(unique, BATCH_GET_LIMIT).map(async (keys) => {
       let pending: Item[] = keys.map((pk) => ({ pk: { S: pk } }));
