@@ -774,6 +774,31 @@ const statusOperation = (kind: 'salesRegistration' | 'caseRecord'): JsonObject =
   };
 };
 
+/** Adds the 403 answer (no valid API key, and any further examples) to an operation, in its contract shape. */
+const withRefusal = (
+  operation: JsonObject,
+  schema: string,
+  shape: typeof statusShape,
+  more: Record<string, JsonObject> = {},
+): JsonObject => {
+  const responses = operation.responses as JsonObject;
+  const forbidden = response(
+    'No valid API key in x-api-key' +
+      (Object.keys(more).length > 0 ? ', or a record for a dealer the client is not bound to.' : '.'),
+    jsonContent(ref(schema), {
+      missingKey: example(
+        'No API key',
+        bodyOf(shape.refused(403, 'an API key is required in the x-api-key header')),
+      ),
+      ...more,
+    }),
+  );
+  const ordered = Object.fromEntries(
+    Object.entries({ ...responses, '403': forbidden }).sort(([a], [b]) => Number(a) - Number(b)),
+  );
+  return { ...operation, responses: ordered };
+};
+
 // ---------------------------------------------------------------------------------------------------------
 
 /**
@@ -805,11 +830,27 @@ export const buildOpenApiDocument = (): JsonObject => {
       { name: 'Cases', description: 'Customer cases (enquiries) created in the CRM.' },
       { name: 'Status', description: 'Where an accepted record stands in its delivery.' },
     ],
+    // Every operation needs a client's API key in x-api-key (browser forms may be let in without one: see overview).
+    security: [{ ApiKey: [] }],
     paths: {
-      '/erp/sales_registration': { post: salesRegistrationOperation() },
-      '/erp/sales_registration/{id}': { get: statusOperation('salesRegistration') },
-      '/crm/case': { post: caseOperation() },
-      '/crm/case/{CrmId}': { get: statusOperation('caseRecord') },
+      '/erp/sales_registration': {
+        post: withRefusal(salesRegistrationOperation(), 'SalesRegistrationRefused', salesRegistrationShape, {
+          foreignDealer: example(
+            'A sale for a dealer the client is not bound to',
+            bodyOf(
+              salesRegistrationShape.refused(
+                403,
+                '[1].DealerId is not a dealer this client may register sales for',
+              ),
+            ),
+          ),
+        }),
+      },
+      '/erp/sales_registration/{id}': {
+        get: withRefusal(statusOperation('salesRegistration'), 'NotFound', statusShape),
+      },
+      '/crm/case': { post: withRefusal(caseOperation(), 'CaseRefused', caseShape) },
+      '/crm/case/{CrmId}': { get: withRefusal(statusOperation('caseRecord'), 'NotFound', statusShape) },
     },
     components: {
       schemas: {
@@ -820,6 +861,15 @@ export const buildOpenApiDocument = (): JsonObject => {
         ...responseSchemas(),
       },
       parameters: { IdempotencyKey: idempotencyKeyParameter },
+      securitySchemes: {
+        ApiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description:
+            'The key the operations team issued to your client. Missing or unknown: 403. Each client sees only its own records.',
+        },
+      },
       headers: { RetryAfter: retryAfterHeader },
     },
   };

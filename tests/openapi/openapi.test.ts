@@ -21,8 +21,8 @@ const built = buildOpenApiDocument();
 
 /** The statuses the contract (section 1) gives each kind of operation; 500 for anything unexpected. */
 const CONTRACT_STATUSES = {
-  post: ['200', '400', '413', '415', '422', '500', '503'],
-  get: ['200', '404', '500'],
+  post: ['200', '400', '403', '413', '415', '422', '500', '503'],
+  get: ['200', '403', '404', '500'],
 };
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -165,7 +165,10 @@ describe('OpenAPI 3.1 structure', () => {
     expect(built.jsonSchemaDialect ?? 'https://spec.openapis.org/oas/3.1/dialect/base').toMatch(
       /^https:\/\//,
     );
-    expect(built).not.toHaveProperty('security');
+    expect(built.security).toEqual([{ ApiKey: [] }]);
+    expect((built.components as JsonObject).securitySchemes).toMatchObject({
+      ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+    });
   });
 
   it('documents exactly the public operations with unique operation ids', () => {
