@@ -13,7 +13,7 @@ import {
 } from '../../lib/crm/index.ts';
 import type { SalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
-import { fullCase, minimalCase } from './fixtures.ts';
+import { fullCase, fullCaseSalesforceBody, minimalCase } from './fixtures.ts';
 
 const tempFile = (content: string): string => {
   const path = join(mkdtempSync(join(tmpdir(), 'case-mapping-')), 'mapping.json');
@@ -27,25 +27,7 @@ describe('mapCase with the shipped default mapping', () => {
     const body = mapCase(fullCase(), DEFAULT_CASE_MAPPING);
 
     // Assess
-    expect(body).toStrictEqual({
-      SuppliedName: 'Aroha Ngata-Whitfield',
-      SuppliedEmail: 'aroha.ngata@example.org',
-      SuppliedPhone: '021 555 0199',
-      Description: 'Rear brake squeals after the first service.',
-      Origin: 'Web',
-      Title__c: 'Ms',
-      First_Name__c: 'Aroha',
-      Last_Name__c: 'Ngata-Whitfield',
-      Mobile__c: '021 555 0199',
-      Home_Phone__c: '09 555 0123',
-      Postcode__c: '1010',
-      Privacy_Consent__c: true,
-      Subscribe_To_Brand__c: false,
-      Own_Brand__c: true,
-      Site_Name__c: 'Motorcycles',
-      Origin_Detail__c: 'service-form',
-      Frame_Number__c: 'JH2RC5000MK000001',
-    });
+    expect(body).toStrictEqual(fullCaseSalesforceBody);
   });
 
   it('leaves absent fields out, keeps false, and takes homePhone when there is no mobile', () => {

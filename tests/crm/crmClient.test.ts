@@ -6,6 +6,7 @@ import { startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import {
   type CrmFixture,
   fullCase,
+  fullCaseSalesforceBody,
   minimalCase,
   requestLines,
   startCrm,
@@ -51,25 +52,7 @@ describe('CRM adapter: upsert', () => {
     await fixture.crm.upsertCase(fullCase(), 'case-0001');
 
     // Assess
-    expect(JSON.parse(fixture.sf.requests[1].body)).toStrictEqual({
-      SuppliedName: 'Aroha Ngata-Whitfield',
-      SuppliedEmail: 'aroha.ngata@example.org',
-      SuppliedPhone: '021 555 0199',
-      Description: 'Rear brake squeals after the first service.',
-      Origin: 'Web',
-      Title__c: 'Ms',
-      First_Name__c: 'Aroha',
-      Last_Name__c: 'Ngata-Whitfield',
-      Mobile__c: '021 555 0199',
-      Home_Phone__c: '09 555 0123',
-      Postcode__c: '1010',
-      Privacy_Consent__c: true,
-      Subscribe_To_Brand__c: false,
-      Own_Brand__c: true,
-      Site_Name__c: 'Motorcycles',
-      Origin_Detail__c: 'service-form',
-      Frame_Number__c: 'JH2RC5000MK000001',
-    });
+    expect(JSON.parse(fixture.sf.requests[1].body)).toStrictEqual(fullCaseSalesforceBody);
   });
 
   it('leaves absent fields out of the body and falls back to homePhone for SuppliedPhone', async () => {

@@ -72,3 +72,24 @@ export const requestLines = (sf: SalesforceSandbox): string[] =>
 export const TOKEN = '/services/oauth2/token';
 export const upsertPath = (crmId: string, field = 'Web_Case_Id__c', version = 'v66.0') =>
   `/services/data/${version}/sobjects/Case/${field}/${encodeURIComponent(crmId)}`;
+
+/** The Salesforce body the default mapping makes of fullCase(): every row of the contract's table. */
+export const fullCaseSalesforceBody = {
+  SuppliedName: 'Aroha Ngata-Whitfield',
+  SuppliedEmail: 'aroha.ngata@example.org',
+  SuppliedPhone: '021 555 0199',
+  Description: 'Rear brake squeals after the first service.',
+  Origin: 'Web',
+  Title__c: 'Ms',
+  First_Name__c: 'Aroha',
+  Last_Name__c: 'Ngata-Whitfield',
+  Mobile__c: '021 555 0199',
+  Home_Phone__c: '09 555 0123',
+  Postcode__c: '1010',
+  Privacy_Consent__c: true,
+  Subscribe_To_Brand__c: false,
+  Own_Brand__c: true,
+  Site_Name__c: 'Motorcycles',
+  Origin_Detail__c: 'service-form',
+  Frame_Number__c: 'JH2RC5000MK000001',
+};

@@ -176,8 +176,7 @@ describe('packaged CloudFormation template', () => {
       const handlerFile = String(fn.Properties.Handler).replace(/\.handler$/, '');
       expect(files).toContain(`${handlerFile}.mjs`);
       // Only the entry, esbuild's chunks and their source maps: nothing else, no node_modules.
-      for (const file of files)
-        expect(file).toMatch(/^functions\/(chunks\/[\w-]+|\w+)\.mjs(\.map)?$/);
+      for (const file of files) expect(file).toMatch(/^functions\/(chunks\/[\w-]+|\w+)\.mjs(\.map)?$/);
       for (const file of files.filter((f) => f.endsWith('.mjs'))) {
         expect(files).toContain(`${file}.map`);
         // Minified: long lines (unminified code averages well under 60 characters a line).

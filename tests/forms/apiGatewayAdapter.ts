@@ -3,19 +3,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { lambdaContext } from '../factories/apiGateway.ts';
+import { readBody } from '../support/readBody.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 /** A route of the adapter: method and resource path (no path parameters needed here). */
 export type Routes = Record<string, Handler>;
-
-const readBody = (req: IncomingMessage): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
 
 /** A Node request as API Gateway (REST, Lambda proxy integration) hands it to a handler. */
 export const toApiGatewayEvent = (

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody } from './readBody.ts';
 
 type Mode =
   | { kind: 'pass' }
@@ -7,14 +8,6 @@ type Mode =
   | { kind: 'failAfter'; remaining: number }
   /** Refuse the first entry of the next matching SendMessageBatch (as SQS does under internal errors), once. */
   | { kind: 'refuseFirstEntryOnce' };
-
-const readBody = (req: IncomingMessage): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
 
 /**
  * A real HTTP proxy in front of the local SQS (JSON protocol) that injects faults into chosen operations,
