@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
@@ -182,6 +184,35 @@ describe('npm start with ERP_BASE_URL and CRM_BASE_URL pointed at test servers',
     expect(caseStatus.body).toMatchObject({ status: 'delivered', downstreamId: salesforce.cases[0]?.id });
     expect(salesforce.cases.map((c) => c.externalId)).toEqual([kase.CrmId]);
     expect(waiting.body).toMatchObject({ status: 'accepted', attempts: 1, error: expect.any(String) });
+    expect(delivered.body).toMatchObject({ status: 'delivered', attempts: 2 });
+    expect(sap.registrations.filter((r) => r.RegistrationId === id)).toHaveLength(1);
+  }, 120_000);
+
+  it('redrives dead letters with npm run redrive: the failed record is accepted again and delivered', async () => {
+    // Prepare: one attempt only, and SAP answers 503 to it: the record fails and its message is dead-lettered.
+    const dir = await dataDir();
+    sap.inject({ status: 503 });
+    const service = await npmStart({
+      DATA_DIR: dir,
+      DELIVERY_MAX_ATTEMPTS: '1',
+      ERP_BASE_URL: sap.url,
+      ERP_USERNAME: 'E2EUSER',
+      ERP_PASSWORD: 'e2e-pass',
+    });
+    const accepted = await json<Answers['sales']>(
+      postSales(service, [salesRegistrationInput({ FrameNum: uniqueFrame('DLQ') })]),
+    );
+    const id = accepted.registrations[0].id;
+    const failed = await settled(service, `/erp/sales_registration/${id}`, 'example-dealer');
+    // Act
+    const { stdout } = await promisify(execFile)('npm', ['run', 'redrive', '--', 'erp'], {
+      env: { ...process.env, DATA_DIR: dir },
+    });
+    const delivered = await settled(service, `/erp/sales_registration/${id}`, 'example-dealer');
+    await service.stop();
+    // Assess
+    expect(failed.body).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(stdout).toMatch(/moved 1 message/);
     expect(delivered.body).toMatchObject({ status: 'delivered', attempts: 2 });
     expect(sap.registrations.filter((r) => r.RegistrationId === id)).toHaveLength(1);
   }, 120_000);

@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redriveByHand, redriveOnAws } from '../../lib/redrive/redrive.ts';
+import { getStatusRecord, putStatusRecords } from '../../lib/store/statusRecords.ts';
+import type { StatusRecord } from '../../lib/store/types.ts';
+import { localClientConfig } from '../../scripts/local/aws.ts';
+import { caseInput } from '../factories/records.ts';
+import { isolatedAws } from '../support/isolatedAws.ts';
+import { readBody } from '../support/readBody.ts';
+
+let aws: Awaited<ReturnType<typeof isolatedAws>>;
+let sqs: SQSClient;
+beforeAll(async () => {
+  aws = await isolatedAws();
+  sqs = new SQSClient({ ...localClientConfig(aws.sqsEndpoint), useQueueUrlAsEndpoint: false });
+});
+
+const failedRecord = (
+  kind: StatusRecord['kind'],
+  status: StatusRecord['status'] = 'failed',
+): StatusRecord => {
+  const at = '2026-11-22T08:00:00.000Z';
+  return {
+    id: randomBytes(16).toString('hex'),
+    kind,
+    status,
+    attempts: 3,
+    acceptedAt: at,
+    updatedAt: at,
+    requestId: 'r',
+    owner: 'example-web-forms',
+    record: caseInput() as unknown as StatusRecord['record'],
+    error: 'HTTP 503',
+  };
+};
+
+describe('redrive', () => {
+  it('moves dead-lettered messages back to their queue by hand (local queue) and reopens their records', async () => {
+    // Prepare: two failed cases whose messages are in the dead-letter queue.
+    const records = [failedRecord('caseRecord'), failedRecord('caseRecord')];
+    await putStatusRecords(records);
+    const deadLetters = aws.resources.queues.CaseDeadLetterQueue.url;
+    for (const r of records) {
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: deadLetters,
+          MessageBody: JSON.stringify({ id: r.id, kind: r.kind, requestId: r.requestId, record: r.record }),
+        }),
+      );
+    }
+    // Act
+    const moved = await redriveByHand({
+      sqs,
+      kind: 'caseRecord',
+      queueUrl: aws.resources.queues.CaseQueue.url,
+      deadLetterQueueUrl: deadLetters,
+    });
+    // Assess
+    expect(moved).toBe(2);
+    expect(await aws.drain(deadLetters)).toEqual([]);
+    expect((await aws.drain(aws.resources.queues.CaseQueue.url)).map((m) => m.id).sort()).toEqual(
+      records.map((r) => r.id).sort(),
+    );
+    for (const r of records) {
+      expect(await getStatusRecord(r.id)).toMatchObject({
+        status: 'accepted',
+        attempts: 3,
+        error: 'HTTP 503',
+      });
+    }
+  });
+
+  it('on AWS reopens the failed records of that kind only, then starts the message move task', async () => {
+    // Prepare: a real HTTP server answering SQS's StartMessageMoveTask (fauxqs has no move task).
+    const calls: { target: string; body: Record<string, string> }[] = [];
+    const sqsApi = createServer(async (req, res) => {
+      calls.push({
+        target: String(req.headers['x-amz-target']),
+        body: JSON.parse((await readBody(req)).toString()),
+      });
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+      res.end(JSON.stringify({ TaskHandle: 'task-1' }));
+    });
+    await new Promise<void>((resolve) => sqsApi.listen(0, '127.0.0.1', resolve));
+    const awsSqs = new SQSClient(
+      localClientConfig(`http://127.0.0.1:${(sqsApi.address() as AddressInfo).port}`),
+    );
+    const failedSale = failedRecord('salesRegistration');
+    const failedCase = failedRecord('caseRecord');
+    const deliveredSale = failedRecord('salesRegistration', 'delivered');
+    await putStatusRecords([failedSale, failedCase, deliveredSale]);
+    // Act
+    const result = await redriveOnAws(awsSqs, 'salesRegistration', {
+      queueArn: 'arn:aws:sqs:eu-west-1:000000000000:sales',
+      deadLetterQueueArn: 'arn:aws:sqs:eu-west-1:000000000000:sales-dlq',
+    });
+    sqsApi.close();
+    // Assess
+    expect(result.taskHandle).toBe('task-1');
+    expect(calls).toEqual([
+      {
+        target: 'AmazonSQS.StartMessageMoveTask',
+        body: {
+          SourceArn: 'arn:aws:sqs:eu-west-1:000000000000:sales-dlq',
+          DestinationArn: 'arn:aws:sqs:eu-west-1:000000000000:sales',
+        },
+      },
+    ]);
+    expect((await getStatusRecord(failedSale.id))?.status).toBe('accepted');
+    expect((await getStatusRecord(failedCase.id))?.status).toBe('failed');
+    expect((await getStatusRecord(deliveredSale.id))?.status).toBe('delivered');
+  });
+});
+
+afterAll(() => sqs.destroy());
