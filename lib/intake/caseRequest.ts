@@ -12,7 +12,6 @@ import { validateCaseRecord } from '../validation/caseRecord.ts';
 import { formatProblem } from '../validation/format.ts';
 import { acceptRecords } from './acceptRecords.ts';
 import { idempotencyKeyOf } from './idempotencyKey.ts';
-import { canonicalJson } from './recordIds.ts';
 
 const accepted = (crmId: string) => jsonResponse(200, { CrmId: crmId, CrmResponseSuccess: true });
 
@@ -43,7 +42,6 @@ export const caseRequest = async (
     requestId,
     owner: callerName(callerOf(context)),
     idempotencyKey,
-    body: canonicalJson(result.value),
   });
   logger.info('case accepted', { requestId, count: 1 });
   countRecords('accepted', 'crm', 1);

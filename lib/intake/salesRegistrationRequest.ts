@@ -10,7 +10,6 @@ import { formatProblem } from '../validation/format.ts';
 import { validateSalesRegistrations } from '../validation/salesRegistration.ts';
 import { acceptRecords } from './acceptRecords.ts';
 import { idempotencyKeyOf } from './idempotencyKey.ts';
-import { canonicalJson } from './recordIds.ts';
 
 /** Most problems listed in one answer; a 500-record upload with one systematic mistake would list 500. */
 const MAX_PROBLEMS_LISTED = 50;
@@ -57,7 +56,6 @@ export const salesRegistrationRequest = async (
     requestId,
     owner: callerName(caller),
     idempotencyKey,
-    body: canonicalJson(records),
   });
   logger.info('sales registrations accepted', { requestId, count: ids.length });
   countRecords('accepted', 'erp', ids.length);

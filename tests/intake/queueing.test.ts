@@ -234,7 +234,6 @@ describe('records whose queueing may have been lost', () => {
       records: [record],
       requestId: 'r2',
       owner: 'example-web-forms',
-      body: 'b',
     };
     // Act
     const soon = await acceptRecords({ ...request, now: at('2026-11-22T08:01:00Z') });
@@ -255,7 +254,6 @@ describe('records whose queueing may have been lost', () => {
       records: [record],
       requestId: 'r',
       owner: 'example-web-forms',
-      body: 'b',
     };
     const [first] = await acceptRecords({ ...request, now: at('2026-11-20T08:00:00Z') });
     const [second] = await acceptRecords({ ...request, now: at('2026-11-21T09:00:00Z') });
