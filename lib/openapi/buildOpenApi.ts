@@ -519,6 +519,29 @@ const response = (description: string, content: JsonObject, headers?: JsonObject
 
 const retryAfter: JsonObject = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
 
+/** The 422 answer of both POST operations, in the operation's shape. */
+const idempotencyConflict = (
+  refused: (status: number, reason: string) => Json,
+  refusedContent: (examples: Record<string, JsonObject>) => JsonObject,
+): JsonObject =>
+  response(
+    'The Idempotency-Key was used in the last 24 hours with a different body.',
+    refusedContent({
+      idempotencyConflict: example(
+        'Idempotency-Key reused',
+        refused(422, new IdempotencyConflictError().message),
+      ),
+    }),
+  );
+
+/** The 503 answer of both POST operations, in the operation's shape. */
+const queueUnavailable = (unexpected: (status: number) => JsonObject): JsonObject =>
+  response(
+    'The queue is briefly unavailable; retry after Retry-After seconds (safe: nothing is accepted twice).',
+    unexpected(503),
+    retryAfter,
+  );
+
 const salesRegistrationOperation = (): JsonObject => {
   const accepted = [privateSale, commercialSale];
   const ids = salesIds(accepted);
@@ -589,21 +612,9 @@ const salesRegistrationOperation = (): JsonObject => {
           ),
         }),
       ),
-      '422': response(
-        'The Idempotency-Key was used in the last 24 hours with a different body.',
-        refusedContent({
-          idempotencyConflict: example(
-            'Idempotency-Key reused',
-            refused(422, new IdempotencyConflictError().message),
-          ),
-        }),
-      ),
+      '422': idempotencyConflict(refused, refusedContent),
       '500': response('Unexpected error; quote the reference to the web services team.', unexpected(500)),
-      '503': response(
-        'The queue is briefly unavailable; retry after Retry-After seconds (safe: nothing is accepted twice).',
-        unexpected(503),
-        retryAfter,
-      ),
+      '503': queueUnavailable(unexpected),
     },
   };
 };
@@ -674,21 +685,9 @@ const caseOperation = (): JsonObject => {
           ),
         }),
       ),
-      '422': response(
-        'The Idempotency-Key was used in the last 24 hours with a different body.',
-        refusedContent({
-          idempotencyConflict: example(
-            'Idempotency-Key reused',
-            refused(422, new IdempotencyConflictError().message),
-          ),
-        }),
-      ),
+      '422': idempotencyConflict(refused, refusedContent),
       '500': response('Unexpected error; quote the details to the web services team.', unexpected(500)),
-      '503': response(
-        'The queue is briefly unavailable; retry after Retry-After seconds (safe: nothing is accepted twice).',
-        unexpected(503),
-        retryAfter,
-      ),
+      '503': queueUnavailable(unexpected),
     },
   };
 };
