@@ -1,13 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { isObject } from '../json.ts';
 import shippedMapping from './caseMapping.json' with { type: 'json' };
 import { CASE_FIELDS, SALESFORCE_FIELD_PATTERN } from './constants.ts';
 import { CaseMappingError } from './errors.ts';
 import type { CaseField, CaseMapping, MappingRule } from './types.ts';
 
 const RULE_KEYS = ['field', 'join', 'firstOf', 'const'] as const;
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const isCaseField = (value: unknown): value is CaseField =>
   typeof value === 'string' && (CASE_FIELDS as string[]).includes(value);

@@ -1,11 +1,10 @@
+import { isObject, parseJsonOrUndefined } from '../json.ts';
+
 /** One entry of a Salesforce REST error answer. */
 export interface SalesforceError {
   message: string;
   errorCode: string;
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Reads a Salesforce REST error body `[{"message", "errorCode", "fields"}]` (a lone object too).
@@ -16,12 +15,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * // [{ message: 'Bad', errorCode: 'INVALID_FIELD' }]
  */
 export function salesforceErrors(text: string): SalesforceError[] {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return [];
-  }
+  const body = parseJsonOrUndefined(text);
+  if (body === undefined) return [];
   const entries = Array.isArray(body) ? body : [body];
   return entries.filter(isObject).flatMap((entry) => {
     const message = typeof entry.message === 'string' ? entry.message : '';
@@ -37,10 +32,6 @@ export function salesforceErrors(text: string): SalesforceError[] {
  * recordId('{"id":"500xx000001","success":true,"errors":[],"created":true}'); // '500xx000001'
  */
 export function recordId(text: string): string | undefined {
-  try {
-    const body: unknown = JSON.parse(text);
-    return isObject(body) && typeof body.id === 'string' && body.id ? body.id : undefined;
-  } catch {
-    return undefined;
-  }
+  const body = parseJsonOrUndefined(text);
+  return isObject(body) && typeof body.id === 'string' && body.id ? body.id : undefined;
 }

@@ -1,8 +1,6 @@
 import { describeFetchError } from '../delivery/errorText.ts';
+import { isObject, parseJsonOrUndefined } from '../json.ts';
 import type { TokenResult } from './types.ts';
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const trimSlash = (url: string): string => url.replace(/\/+$/, '');
 
@@ -34,12 +32,7 @@ export async function requestAccessToken(
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await response.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
+    const body = parseJsonOrUndefined(text);
     if (response.status !== 200) {
       // `error` is an OAuth code such as invalid_client; the description is left out (it may be long).
       const code = isObject(body) && typeof body.error === 'string' ? ` ${body.error.slice(0, 100)}` : '';

@@ -1,16 +1,6 @@
 import { safeErrorText } from '../delivery/errorText.ts';
+import { isObject, parseJsonOrUndefined } from '../json.ts';
 import type { DeliveryOutcome } from '../types.ts';
-
-const parseJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-};
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The message of an OData v2 error body `{"error":{"code":…,"message":{"lang":…,"value":…}}}`.
@@ -20,7 +10,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * odataErrorMessage('{"error":{"code":"X","message":{"lang":"en","value":"Frame unknown"}}}'); // 'Frame unknown'
  */
 export function odataErrorMessage(text: string): string | undefined {
-  const body = parseJson(text);
+  const body = parseJsonOrUndefined(text);
   if (!isObject(body) || !isObject(body.error)) return undefined;
   const message = body.error.message;
   const value = isObject(message) ? message.value : message;
@@ -34,7 +24,7 @@ export function odataErrorMessage(text: string): string | undefined {
  * documentNumber('{"d":{"DocumentNumber":"49000001"}}'); // '49000001'
  */
 export function documentNumber(text: string): string | undefined {
-  const body = parseJson(text);
+  const body = parseJsonOrUndefined(text);
   if (!isObject(body) || !isObject(body.d)) return undefined;
   const value = body.d.DocumentNumber;
   return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;

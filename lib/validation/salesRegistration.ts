@@ -1,4 +1,5 @@
 import schema from '../../schemas/salesRegistration.schema.json' with { type: 'json' };
+import { isObject } from '../json.ts';
 import type { SalesRegistration } from '../types.ts';
 import {
   checkCharacters,
@@ -15,12 +16,9 @@ import validate from './generated/salesRegistration.js';
 import { describeErrors } from './messages.ts';
 import type { Problem, ValidationResult } from './types.ts';
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
 /** Trimming, blank = missing and the value aliases, applied before the schema judges a record. */
 const prepareRecord = (record: unknown): unknown => {
-  if (!isPlainObject(record)) return record;
+  if (!isObject(record)) return record;
   const prepared = trimAndDropBlanks(record);
   if ('CommPriv' in prepared) prepared.CommPriv = normaliseCommPriv(prepared.CommPriv);
   if ('Sex' in prepared) prepared.Sex = normaliseSex(prepared.Sex);
@@ -38,7 +36,7 @@ const knownFields = Object.keys(schema.items.properties);
 const ownProblems = (records: unknown[], prepared: unknown[]): Problem[] => {
   const problems: Problem[] = [];
   records.forEach((record, index) => {
-    if (!isPlainObject(record)) return;
+    if (!isObject(record)) return;
     for (const field of knownFields) {
       const rule = Object.hasOwn(record, field) ? checkCharacters(record[field]) : undefined;
       if (rule) problems.push({ index, field, rule });
@@ -56,7 +54,7 @@ const ownProblems = (records: unknown[], prepared: unknown[]): Problem[] => {
 const dateProblems = (records: unknown[], now: Date): Problem[] => {
   const problems: Problem[] = [];
   records.forEach((record, index) => {
-    if (!isPlainObject(record)) return;
+    if (!isObject(record)) return;
     const { SaleDate, DOB } = record;
     const saleRule =
       typeof SaleDate === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(SaleDate) && checkSaleDate(SaleDate, now);
