@@ -39,9 +39,50 @@ export const builtinsViaRequire: Plugin = {
   },
 };
 
+/** The SDK packages the JSON-protocol clients stand in for, and the modules that do. */
+const JSON_PROTOCOL_CLIENTS: Record<string, string> = {
+  '@aws-sdk/client-dynamodb': 'dynamodb.ts',
+  '@aws-sdk/client-sqs': 'sqs.ts',
+  '@aws-sdk/client-secrets-manager': 'secretsManager.ts',
+};
+
+/**
+ * Puts lib/aws/jsonProtocol in place of the AWS SDK's DynamoDB, SQS and Secrets Manager clients. Loading one SDK
+ * client costs 37-40 ms of cold start (bench/FINDINGS.md), more than the rest of an API handler; the API
+ * functions' callers wait for that, so their bundles use the small clients. The code keeps importing the SDK
+ * packages (their types and, in the workers, scripts and tests, the SDK itself).
+ */
+export const jsonProtocolClients: Plugin = {
+  name: 'json-protocol-clients',
+  setup(b) {
+    b.onResolve({ filter: /^@aws-sdk\/client-(dynamodb|sqs|secrets-manager)$/ }, (args) => ({
+      path: join(projectRoot, 'lib', 'aws', 'jsonProtocol', JSON_PROTOCOL_CLIENTS[args.path]),
+    }));
+  },
+};
+
+/** Which AWS clients a bundle carries: the SDK's, or lib/aws/jsonProtocol's ({@link jsonProtocolClients}). */
+export type AwsClients = 'sdk' | 'json';
+
+/**
+ * Functions with HTTP events answer callers who wait for their cold start: they get the JSON-protocol clients.
+ * The queue workers keep the SDK (their cold start delays no caller).
+ */
+export const awsClientsFor = (fn: { events?: unknown[] }): AwsClients =>
+  (fn.events ?? []).some((event) => typeof event === 'object' && event !== null && 'http' in event)
+    ? 'json'
+    : 'sdk';
+
+export interface BundleOptions {
+  awsClients?: AwsClients;
+  /** Extra esbuild plugins (the benchmarks' baseline builds). */
+  plugins?: Plugin[];
+}
+
 export interface BundleResult {
   name: string;
   handler: string;
+  awsClients: AwsClients;
   zip: string;
   bytes: number;
   zipBytes: number;
@@ -49,16 +90,16 @@ export interface BundleResult {
 
 /**
  * Bundles one handler file to `<outDir>/<name>/functions/<file>.mjs` (+ chunks and source maps) and zips that
- * folder. `plugins` serve the benchmarks' baseline builds.
+ * folder.
  *
  * @example
- * await bundleFunction('crmCase', 'functions/crmCase.handler');
+ * await bundleFunction('crmCase', 'functions/crmCase.handler', '.esbuild', { awsClients: 'json' });
  */
 export const bundleFunction = async (
   name: string,
   handler: string,
   outDir = outRoot,
-  plugins: Plugin[] = [],
+  { awsClients = 'sdk', plugins = [] }: BundleOptions = {},
 ): Promise<BundleResult> => {
   const source = `${handler.slice(0, handler.lastIndexOf('.'))}`; // functions/crmCase
   const workDir = join(outDir, name);
@@ -84,7 +125,7 @@ export const bundleFunction = async (
     legalComments: 'none',
     write: false,
     logLevel: 'warning',
-    plugins: [builtinsViaRequire, ...plugins],
+    plugins: [builtinsViaRequire, ...(awsClients === 'json' ? [jsonProtocolClients] : []), ...plugins],
   });
   const entry = join(workDir, `${source}.mjs`);
   const files: Record<string, Uint8Array> = {};
@@ -98,17 +139,19 @@ export const bundleFunction = async (
   const zipped = zipSync(files, { level: 9, mtime: new Date('2026-01-01T00:00:00Z') });
   const zip = join(outDir, `${name}.zip`);
   await writeFile(zip, zipped);
-  return { name, handler, zip, bytes, zipBytes: zipped.byteLength };
+  return { name, handler, awsClients, zip, bytes, zipBytes: zipped.byteLength };
 };
 
 /** Bundles every function serverless.yml declares. */
 export const bundleAll = async (outDir = outRoot): Promise<BundleResult[]> => {
   const config = (await printServerlessConfig(process.env)) as unknown as {
-    functions: Record<string, { handler: string }>;
+    functions: Record<string, { handler: string; events?: unknown[] }>;
   };
   await mkdir(outDir, { recursive: true });
   return Promise.all(
-    Object.entries(config.functions).map(([name, fn]) => bundleFunction(name, fn.handler, outDir)),
+    Object.entries(config.functions).map(([name, fn]) =>
+      bundleFunction(name, fn.handler, outDir, { awsClients: awsClientsFor(fn) }),
+    ),
   );
 };
 
@@ -116,7 +159,7 @@ if (import.meta.main) {
   const results = await bundleAll();
   for (const r of results) {
     console.log(
-      `bundle ${r.name.padEnd(18)} ${(r.bytes / 1024).toFixed(0).padStart(5)} KiB  (zip ${(r.zipBytes / 1024).toFixed(0)} KiB)`,
+      `bundle ${r.name.padEnd(18)} ${(r.bytes / 1024).toFixed(0).padStart(5)} KiB  (zip ${(r.zipBytes / 1024).toFixed(0)} KiB)  AWS clients: ${r.awsClients}`,
     );
   }
 }

@@ -1,0 +1,65 @@
+/** What the SDK puts on every answer and error as `$metadata`. */
+export interface ResponseMetadata {
+  httpStatusCode?: number;
+  requestId?: string;
+  attempts: number;
+  totalRetryDelay: number;
+}
+
+/**
+ * An error answer of an AWS service, shaped as the SDK's ServiceException: `name` is the error code
+ * (`ConditionalCheckFailedException`), `$fault` says whose fault, `$metadata` has the status and request id, and
+ * the answer's other fields (a conditional check's `Item`, say) are copied on.
+ */
+export class AwsServiceError extends Error {
+  $fault: 'client' | 'server' = 'server';
+  $metadata: ResponseMetadata = { attempts: 1, totalRetryDelay: 0 };
+  $retryable?: { throttling: boolean };
+  [field: string]: unknown;
+
+  constructor(message: string, name = 'AwsServiceError') {
+    super(message);
+    this.name = name;
+  }
+}
+
+/** A class per error code the code base tests with `instanceof`, as the SDK packages export them. */
+export const serviceErrorClass = (code: string) =>
+  class extends AwsServiceError {
+    constructor(message = code) {
+      super(message, code);
+    }
+  };
+
+/** No answer: the connection failed or the attempt ran out of time. */
+export class AwsNetworkError extends Error {
+  $metadata: ResponseMetadata = { attempts: 1, totalRetryDelay: 0 };
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'AwsNetworkError';
+  }
+}
+
+/** `com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException` → `ConditionalCheckFailedException` */
+export const errorCode = (type: string): string => type.slice(type.lastIndexOf('#') + 1).split(':')[0];
+
+/** Codes that mean "slow down" in any AWS service (the SDK's throttling list). */
+export const THROTTLING_CODES = new Set([
+  'BandwidthLimitExceeded',
+  'EC2ThrottledException',
+  'LimitExceededException',
+  'PriorRequestNotComplete',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'SlowDown',
+  'ThrottledException',
+  'Throttling',
+  'ThrottlingException',
+  'TooManyRequestsException',
+  'TransactionInProgressException',
+]);
+
+/** Codes of transient failures worth another attempt, besides throttling and 5xx answers. */
+export const TRANSIENT_CODES = new Set(['RequestTimeout', 'RequestTimeoutException', 'InternalError']);
