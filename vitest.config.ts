@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
+import { jsonProtocolClientsForTests } from './scripts/jsonProtocolClients.ts';
 
 export default defineConfig({
   test: {
-    include: ['tests/**/*.test.ts'],
     globalSetup: ['tests/support/globalSetup.ts'],
     // Tees every worker's stdout and stderr into files that globalSetup scans for personal data at the end.
     setupFiles: ['tests/support/logCapture.ts'],
@@ -14,5 +14,14 @@ export default defineConfig({
     },
     testTimeout: 20_000,
     hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: 'sdk', include: ['tests/**/*.test.ts'] } },
+      // The intake and status suites again, with the AWS clients the deployed API bundles carry.
+      {
+        extends: true,
+        plugins: [jsonProtocolClientsForTests],
+        test: { name: 'json-clients', include: ['tests/intake/**/*.test.ts'] },
+      },
+    ],
   },
 });

@@ -8,6 +8,7 @@ import { builtinModules } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { zipSync } from 'fflate';
+import { jsonProtocolClients } from './jsonProtocolClients.ts';
 import { projectRoot } from './local/project.ts';
 import { printServerlessConfig } from './local/serverlessConfig.ts';
 
@@ -39,29 +40,7 @@ export const builtinsViaRequire: Plugin = {
   },
 };
 
-/** The SDK packages the JSON-protocol clients stand in for, and the modules that do. */
-const JSON_PROTOCOL_CLIENTS: Record<string, string> = {
-  '@aws-sdk/client-dynamodb': 'dynamodb.ts',
-  '@aws-sdk/client-sqs': 'sqs.ts',
-  '@aws-sdk/client-secrets-manager': 'secretsManager.ts',
-};
-
-/**
- * Puts lib/aws/jsonProtocol in place of the AWS SDK's DynamoDB, SQS and Secrets Manager clients. Loading one SDK
- * client costs 37-40 ms of cold start (bench/FINDINGS.md), more than the rest of an API handler; the API
- * functions' callers wait for that, so their bundles use the small clients. The code keeps importing the SDK
- * packages (their types and, in the workers, scripts and tests, the SDK itself).
- */
-export const jsonProtocolClients: Plugin = {
-  name: 'json-protocol-clients',
-  setup(b) {
-    b.onResolve({ filter: /^@aws-sdk\/client-(dynamodb|sqs|secrets-manager)$/ }, (args) => ({
-      path: join(projectRoot, 'lib', 'aws', 'jsonProtocol', JSON_PROTOCOL_CLIENTS[args.path]),
-    }));
-  },
-};
-
-/** Which AWS clients a bundle carries: the SDK's, or lib/aws/jsonProtocol's ({@link jsonProtocolClients}). */
+/** Which AWS clients a bundle carries: the SDK's, or lib/aws/jsonProtocol's (scripts/jsonProtocolClients.ts). */
 export type AwsClients = 'sdk' | 'json';
 
 /**

@@ -1,0 +1,184 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { unzipSync } from 'fflate';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonPost, statusGet } from '../factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
+import { testKeys } from '../support/apiKeys.ts';
+import { isolatedAws } from '../support/isolatedAws.ts';
+import { packagedTemplate, withPackageLock } from '../support/packagedTemplate.ts';
+import { awsOk, startScriptedAws } from '../support/scriptedAws.ts';
+
+/*
+ * The API functions' deployed artifacts (the zips `npm run package` writes), unzipped and run in a fresh Node
+ * process as Lambda runs them: against fauxqs and dynalite, with the API keys read from a Secrets Manager
+ * endpoint (a scripted server), through the JSON-protocol clients those bundles carry instead of the SDK.
+ */
+const SALES = '/erp/sales_registration';
+const CASE = '/crm/case';
+const API_FUNCTIONS = ['salesRegistration', 'crmCase', 'recordStatus'] as const;
+const WORKERS = ['erpDelivery', 'crmDelivery'] as const;
+
+let aws: Awaited<ReturnType<typeof isolatedAws>>;
+let secrets: Awaited<ReturnType<typeof startScriptedAws>>;
+let unpacked: string;
+const sources: Record<string, string[]> = {};
+
+/** Runs handler invocations in one fresh process of the unpacked bundles; returns their answers. */
+const runBundles = async (
+  calls: { fn: (typeof API_FUNCTIONS)[number]; event: APIGatewayProxyEvent }[],
+  env: Record<string, string | undefined> = {},
+): Promise<{ statusCode: number; body: string }[]> => {
+  const callsFile = join(unpacked, `calls-${Date.now()}-${Math.random()}.json`);
+  const answersFile = `${callsFile}.answers`;
+  await writeFile(callsFile, JSON.stringify(calls));
+  const childEnv = Object.fromEntries(
+    Object.entries({ ...process.env, ...env }).filter(([, v]) => v !== undefined),
+  );
+  await promisify(execFile)(process.execPath, [join(unpacked, 'invoke.mjs'), callsFile, answersFile], {
+    env: childEnv as NodeJS.ProcessEnv,
+  });
+  return JSON.parse(await readFile(answersFile, 'utf8'));
+};
+
+const invoker = `
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+const [callsFile, answersFile] = process.argv.slice(2);
+const calls = JSON.parse(await readFile(callsFile, 'utf8'));
+const answers = [];
+for (const { fn, event } of calls) {
+  const { handler } = await import(join(import.meta.dirname, fn, 'functions', fn + '.mjs'));
+  const context = { awsRequestId: event.requestContext.requestId, functionName: fn, getRemainingTimeInMillis: () => 10000 };
+  const { statusCode, body } = await handler(event, context);
+  answers.push({ statusCode, body });
+}
+await writeFile(answersFile, JSON.stringify(answers));
+`;
+
+beforeAll(async () => {
+  aws = await isolatedAws();
+  secrets = await startScriptedAws([
+    awsOk({
+      SecretString: JSON.stringify({
+        'example-dealer': testKeys.dealer,
+        'example-web-forms': testKeys.webForms,
+      }),
+    }),
+  ]);
+  unpacked = await mkdtemp(join(tmpdir(), 'dealer-gateway-bundles-'));
+  await packagedTemplate();
+  // The zips are rewritten by any test file that packages: read them under the same lock.
+  await withPackageLock(async () => {
+    for (const fn of [...API_FUNCTIONS, ...WORKERS]) {
+      const zip = unzipSync(await readFile(join(process.cwd(), '.esbuild', `${fn}.zip`)));
+      sources[fn] = [];
+      for (const [file, bytes] of Object.entries(zip)) {
+        if (file.endsWith('.map')) sources[fn].push(...JSON.parse(new TextDecoder().decode(bytes)).sources);
+        await mkdir(dirname(join(unpacked, fn, file)), { recursive: true });
+        await writeFile(join(unpacked, fn, file), bytes);
+      }
+    }
+  });
+  await writeFile(join(unpacked, 'invoke.mjs'), invoker);
+}, 120_000);
+
+afterAll(async () => {
+  await secrets.stop();
+  await rm(unpacked, { recursive: true, force: true });
+});
+
+/** As the functions run on AWS: keys from Secrets Manager, no key file, the bundles' own source maps. */
+const deployedEnv = () => ({
+  API_KEYS_FILE: undefined,
+  API_KEYS_SECRET: 'dealer-gateway/api-keys',
+  AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+  NODE_OPTIONS: '--enable-source-maps',
+});
+
+describe('the API functions as deployed', () => {
+  it('carry the JSON-protocol clients and none of the AWS SDK; the workers carry the SDK', () => {
+    for (const fn of API_FUNCTIONS) {
+      expect(
+        sources[fn].some((s) => s.includes('lib/aws/jsonProtocol/')),
+        fn,
+      ).toBe(true);
+      expect(
+        sources[fn].filter((s) => /node_modules\/(@aws-sdk\/client-|@smithy\/)/.test(s)),
+        fn,
+      ).toEqual([]);
+    }
+    for (const fn of WORKERS) {
+      expect(
+        sources[fn].some((s) => s.includes('node_modules/@aws-sdk/client-sqs/')),
+        fn,
+      ).toBe(true);
+      expect(
+        sources[fn].some((s) => s.includes('lib/aws/jsonProtocol/')),
+        fn,
+      ).toBe(false);
+    }
+  });
+
+  it('accept, queue, recognise a duplicate, show the status and refuse an unknown key', async () => {
+    // Prepare
+    const sale = salesRegistrationInput({ FrameNum: uniqueFrame() });
+    const crmCase = caseInput({ frameNo: uniqueFrame() });
+    // Act
+    const [accepted, duplicate, caseAccepted, refused] = await runBundles(
+      [
+        { fn: 'salesRegistration', event: jsonPost(SALES, [sale]) },
+        { fn: 'salesRegistration', event: jsonPost(SALES, [sale]) },
+        { fn: 'crmCase', event: jsonPost(CASE, crmCase) },
+        { fn: 'salesRegistration', event: jsonPost(SALES, [sale], { 'x-api-key': 'not-a-key' }) },
+      ],
+      deployedEnv(),
+    );
+    const id = JSON.parse(accepted.body).registrations[0].id;
+    const { CrmId } = JSON.parse(caseAccepted.body);
+    const [status] = await runBundles(
+      [{ fn: 'recordStatus', event: statusGet(`${SALES}/${id}`, { id }) }],
+      deployedEnv(),
+    );
+    const salesMessages = await aws.drain(aws.resources.queues.SalesRegistrationQueue.url);
+    const caseMessages = await aws.drain(aws.resources.queues.CaseQueue.url);
+    // Assess
+    expect([accepted.statusCode, duplicate.statusCode, caseAccepted.statusCode]).toEqual([200, 200, 200]);
+    expect(JSON.parse(duplicate.body).registrations[0].id).toBe(id);
+    expect(refused.statusCode).toBe(403);
+    expect(salesMessages.map((m) => m.id)).toEqual([id]);
+    expect(caseMessages.map((m) => m.id)).toEqual([CrmId]);
+    expect(status.statusCode).toBe(200);
+    expect(JSON.parse(status.body)).toMatchObject({ id, status: 'accepted' });
+    const secretCalls = secrets.requests.filter(
+      (r) => r.headers['x-amz-target'] === 'secretsmanager.GetSecretValue',
+    );
+    expect(secretCalls.length).toBeGreaterThan(0);
+    expect(JSON.parse(secretCalls[0].body)).toMatchObject({ SecretId: 'dealer-gateway/api-keys' });
+  });
+
+  it('answer 503 when SQS cannot be reached, and the retry queues the record exactly once', async () => {
+    // Prepare
+    const sale = salesRegistrationInput({ FrameNum: uniqueFrame() });
+    const closed = await startScriptedAws([awsOk()]);
+    await closed.stop();
+    // Act
+    const [unavailable] = await runBundles([{ fn: 'salesRegistration', event: jsonPost(SALES, [sale]) }], {
+      ...deployedEnv(),
+      AWS_ENDPOINT_URL_SQS: closed.endpoint,
+    });
+    const [retried] = await runBundles(
+      [{ fn: 'salesRegistration', event: jsonPost(SALES, [sale]) }],
+      deployedEnv(),
+    );
+    const messages = await aws.drain(aws.resources.queues.SalesRegistrationQueue.url);
+    // Assess
+    expect(unavailable.statusCode).toBe(503);
+    expect(retried.statusCode).toBe(200);
+    expect(messages.map((m) => m.id)).toEqual([JSON.parse(retried.body).registrations[0].id]);
+  });
+});
