@@ -16,7 +16,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     projects: [
       { extends: true, test: { name: 'sdk', include: ['tests/**/*.test.ts'] } },
-      // The intake and status suites again, with the AWS clients the deployed API bundles carry.
+      // The intake and status suites again, with the AWS clients the API handlers have deployed and in npm start.
       {
         extends: true,
         plugins: [jsonProtocolClientsForTests],

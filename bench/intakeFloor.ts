@@ -1,19 +1,29 @@
 /**
  * The floor of an intake request: the same body parsed and validated with lib/validation, then the same AWS
- * operations, in the same numbers, with payloads of the same size, made bare through the same SDK clients
- * (lib/aws/clients.ts) with the same batch sizes and parallelism. No middleware, no content ids (a random
+ * operations, in the same numbers, with payloads of the same size, made bare through SDK clients configured as
+ * lib/aws/clients.ts configures them (its own: lib's may be the JSON-protocol clients, as deployed), with the same
+ * batch sizes and parallelism. No middleware, no content ids (a random
  * 32-hex id instead), no duplicate decisions, no answers checked.
  */
 import { randomUUID } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
-import { BatchGetItemCommand, BatchWriteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import {
+  BatchGetItemCommand,
+  BatchWriteItemCommand,
+  DynamoDBClient,
+  PutItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { dynamoClient, sqsClient } from '../lib/aws/clients.ts';
 import type { RecordKind } from '../lib/types.ts';
 import { validateCaseRecord } from '../lib/validation/caseRecord.ts';
 import { validateSalesRegistrations } from '../lib/validation/salesRegistration.ts';
+
+let sqs: SQSClient | undefined;
+let dynamo: DynamoDBClient | undefined;
+const sqsClient = () => (sqs ??= new SQSClient({ useQueueUrlAsEndpoint: !process.env.AWS_ENDPOINT_URL_SQS }));
+const dynamoClient = () => (dynamo ??= new DynamoDBClient({}));
 
 const chunk = <T>(items: T[], size: number): T[][] => {
   const chunks: T[][] = [];

@@ -3,7 +3,7 @@
  * run, printed as one table and written to bench/RESULTS.md. Figures, never assertions: nothing here fails
  * because a target is missed.
  *
- *   node bench/run.ts [--samples 7] [--records 500] [--no-log-cost]
+ *   node bench/run.ts [--samples 11] [--records 500] [--no-log-cost]
  *
  * Progress goes to stderr, the tables to stdout.
  */
@@ -34,7 +34,7 @@ import { measureWorkerThroughput, type WorkerSide } from './workerThroughput.ts'
 
 const { values: args } = parseArgs({
   options: {
-    samples: { type: 'string', default: '7' },
+    samples: { type: 'string', default: '11' },
     records: { type: 'string', default: '500' },
     'no-log-cost': { type: 'boolean', default: false },
   },
@@ -77,8 +77,13 @@ const cold = await phase('cold start', `cold start: bundling, ${samples} fresh p
 const logged = args['no-log-cost'] ? [] : ['sales 1 record (JSON)', 'case (JSON)'];
 const { rows: intake, logLineCpuUs } = await phase(
   'intake',
-  'warm intake cost: handlers and floor against the instant AWS endpoint…',
-  () => measureIntakeCost({ logging: logged }),
+  'warm intake cost: handlers as deployed (JSON-protocol clients) and floor against the instant AWS endpoint…',
+  () => measureIntakeCost({ logging: logged, awsClients: 'json' }),
+);
+const { rows: intakeSdk } = await phase(
+  'intake (SDK clients)',
+  'warm intake cost: handlers with the SDK clients instead, for comparison, and floor…',
+  () => measureIntakeCost({ awsClients: 'sdk' }),
 );
 const worker = await phase(
   'worker',
@@ -117,10 +122,13 @@ for (const row of cold) {
 
 const totalCalls = (calls: CallCounts) => Object.values(calls).reduce((sum, c) => sum + c.calls, 0);
 
-for (const row of intake) {
+for (const [row, clients] of [
+  ...intake.map((r) => [r, 'as deployed'] as const),
+  ...intakeSdk.map((r) => [r, 'with the SDK clients instead'] as const),
+]) {
   const r = row.oursCpuUs / row.floorCpuUs;
   rows.push({
-    benchmark: `warm CPU per request: ${row.name}`,
+    benchmark: `warm CPU per request: ${row.name}, ${clients}`,
     ours: `${us(row.oursCpuUs)} ± ${us(standardError(row.cpuUsPerBlock.ours))}`,
     baseline: `${us(row.floorCpuUs)} ± ${us(standardError(row.cpuUsPerBlock.floor))}`,
     ratio: ratio(r),
@@ -276,14 +284,15 @@ ${missed.length ? `**Targets missed: ${missed.length}.** Why, and what in \`lib/
 ## How each figure is measured
 
 - **Cold start**: each bundle as \`npm run bundle\` builds it (\`bundleFunction\` of scripts/bundle.ts, to a temporary
-  directory); a fresh \`node\` process per sample (\`NODE_OPTIONS=--enable-source-maps\` as deployed) times
+  directory; API functions carry the JSON-protocol AWS clients of lib/aws/jsonProtocol in place of the SDK's); a fresh \`node\` process per sample (\`NODE_OPTIONS=--enable-source-maps\` as deployed) times
   \`await import(bundle)\`, which evaluates the module and builds the middy handler; median of ${samples}, ours and
   baseline alternating. Baseline: the same handler through the same \`bundleFunction\`, given a plugin (its
   \`plugins\` parameter) that replaces \`lib/validation/generated/*.js\` with \`new Ajv({…}).compile(schema)\` (the
   options, keywords and email format of scripts/build-validators.ts): only the validators differ.
   recordStatus validates no schema: its "baseline" is the same bundle, shown for the noise level only.
 - **Warm CPU per request**: \`process.cpuUsage()\` (user + system) of the process running the handlers
-  (functions/*.ts as they are, middy and all), over ${intake[0]?.requests ?? '?'} requests per side after warm-up
+  (functions/*.ts as they are, middy and all; "as deployed": with the JSON-protocol clients in place of the SDK's,
+  through Node module hooks, as the bundles carry them; "with the SDK clients instead": for comparison), over ${intake[0]?.requests ?? '?'} requests per side after warm-up
   (${intake.find((r) => r.records > 1)?.requests ?? '?'} for 500 records) in ${intake[0]?.cpuUsPerBlock.ours.length ?? '?'} blocks per side, ours and floor alternating; the figure is
   the median of the blocks' CPU per request, ± the standard error over the blocks; every request unique
   (new FrameNum / email, so every record is new). AWS is an instant endpoint in another process
@@ -291,8 +300,8 @@ ${missed.length ? `**Targets missed: ${missed.length}.** Why, and what in \`lib/
   operation. POWERTOOLS_LOG_LEVEL=ERROR, POWERTOOLS_METRICS_DISABLED=true; API keys from a local file
   (API_KEYS_FILE, as npm start and the tests keep them). Floor (bench/intakeFloor.ts): the same body through
   \`JSON.parse\` (form: \`node:querystring\`) and lib/validation, then the same operations, counts, batch sizes,
-  parallelism and payload sizes (see the bytes below) through the same SDK clients; no middleware, no key
-  check, no content ids, no duplicate decisions.
+  parallelism and payload sizes (see the bytes below) made bare through the SDK (its own clients, configured as
+  lib/aws/clients.ts configures them); no middleware, no key check, no content ids, no duplicate decisions.
 - **Worker**: functions/deliveryWorker.ts driven by \`pollOnce\` (scripts/local/queuePoller.ts, batch 10) against
   fauxqs and dynalite (started as tests/support does, in their own process) and an instant SAP Gateway
   (bench/instantSap.ts: CSRF token fetch, POST → 201 \`{"d":{"DocumentNumber":…}}\`, no checks; SAP rather than

@@ -5,11 +5,14 @@ import { dynamoClient, sqsClient } from '../../lib/aws/clients.ts';
 import { JsonProtocolClient } from '../../lib/aws/jsonProtocol/client.ts';
 
 /*
- * The intake suites run twice (vitest.config.ts): with the SDK, as npm start runs the handlers, and with the
- * JSON-protocol clients, as the deployed API bundles do. This proves each run has the clients it claims.
+ * The intake suites run twice (vitest.config.ts): with the JSON-protocol clients, as the deployed API bundles and
+ * npm start run the handlers, and with the SDK, which lib/store and lib/queue also serve the delivery workers
+ * with. This proves each run has the clients it claims.
  */
 describe('the AWS clients the service code gets', () => {
-  it('are the JSON-protocol clients in the json-clients project and the SDK in the sdk project', ({ task }) => {
+  it('are the JSON-protocol clients in the json-clients project and the SDK in the sdk project', ({
+    task,
+  }) => {
     // Prepare
     Object.assign(process.env, { AWS_REGION: 'eu-west-1' });
     const json = task.file.projectName === 'json-clients';
