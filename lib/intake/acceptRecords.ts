@@ -60,12 +60,12 @@ const message = (status: StatusRecord): QueuedRecord => ({
   record: status.record,
 });
 
-/** True when nothing shows the record was ever queued: still accepted, never attempted, not touched for long. */
-const untouched = (status: StatusRecord, now: Date): boolean =>
+/** True when nothing shows the record was ever queued: still accepted, never attempted, not touched for `forMs`. */
+const untouched = (status: StatusRecord, now: Date, forMs = REQUEUE_UNTOUCHED_AFTER_MS): boolean =>
   status.status === 'accepted' &&
   status.attempts === 0 &&
   status.error === undefined &&
-  now.getTime() - Date.parse(status.updatedAt) > REQUEUE_UNTOUCHED_AFTER_MS;
+  now.getTime() - Date.parse(status.updatedAt) >= forMs;
 
 /** Decides for one content given the first record stored under its id (if any). */
 const decide = async (
@@ -79,6 +79,11 @@ const decide = async (
   if (!first) {
     const create = newStatus(firstId, request, record, at);
     return { id: firstId, create, queue: message(create) };
+  }
+  if (first.requestId === request.requestId && first.acceptedAt === at && untouched(first, now, 0)) {
+    // This very call's own write (its request id and instant): the conditional PutItem landed, its answer was
+    // lost, and the AWS client's retry found the record. Nobody has queued it yet.
+    return { id: first.id, queue: message(first) };
   }
   const latestId = first.latestId ?? first.id;
   const latestAt = Date.parse(first.latestAcceptedAt ?? first.acceptedAt);

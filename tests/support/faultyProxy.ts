@@ -7,11 +7,14 @@ type Mode =
   /** Let `remaining` matching calls through, then answer every further one with 500 until healed. */
   | { kind: 'failAfter'; remaining: number }
   /** Refuse the first entry of the next matching SendMessageBatch (as SQS does under internal errors), once. */
-  | { kind: 'refuseFirstEntryOnce' };
+  | { kind: 'refuseFirstEntryOnce' }
+  /** Forward the next matching call, then cut the connection instead of answering (the answer is lost), once. */
+  | { kind: 'loseAnswerOnce' };
 
 /**
- * A real HTTP proxy in front of the local SQS (JSON protocol) that injects faults into chosen operations,
- * so that tests see exactly what the service sees when SQS fails: 5xx answers and refused batch entries.
+ * A real HTTP proxy in front of the local SQS or DynamoDB (JSON protocol) that injects faults into chosen
+ * operations, so that tests see exactly what the service sees when they fail: 5xx answers, refused batch entries
+ * and answers lost after the call took effect.
  *
  * @example
  * const proxy = await startFaultyProxy(sqsEndpoint, 'SendMessageBatch');
@@ -52,6 +55,11 @@ export const startFaultyProxy = async (target: string, operation: string) => {
       body: req.method === 'GET' ? undefined : forwardBody,
     });
     let text = await answer.text();
+    if (op === operation && mode.kind === 'loseAnswerOnce') {
+      mode = { kind: 'pass' };
+      req.socket.destroy();
+      return;
+    }
     if (refused !== undefined) {
       const parsed = JSON.parse(text) as { Failed?: unknown[] };
       parsed.Failed = [
@@ -75,6 +83,9 @@ export const startFaultyProxy = async (target: string, operation: string) => {
     },
     refuseFirstEntryOnce: () => {
       mode = { kind: 'refuseFirstEntryOnce' };
+    },
+    loseAnswerOnce: () => {
+      mode = { kind: 'loseAnswerOnce' };
     },
     heal: () => {
       mode = { kind: 'pass' };
