@@ -1,6 +1,7 @@
 /**
  * Compiles every schema in `schemas/` to standalone ajv validator code (ESM) in
- * `lib/validation/generated/`, so no schema is compiled at cold start (that costs 100-250 ms).
+ * `lib/validation/generated/`, so no schema is compiled at cold start (with these schemas that would cost
+ * 45-55 ms: bench/FINDINGS.md).
  * Runs on `npm install` (prepare), before tests and before bundling.
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -239,6 +239,30 @@ describe('retries, time-outs and checks (scripted endpoint)', () => {
     expect(scripted?.requests).toHaveLength(1);
   });
 
+  it('keeps the fields of an error answer, except those that would pass for its own', async () => {
+    // Prepare
+    const client = await scriptedDynamo([
+      {
+        status: 400,
+        body: JSON.stringify({
+          __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException',
+          message: 'The conditional request failed',
+          Item: { pk: { S: 'x' } },
+          statusCode: 400,
+          name: 'Other',
+        }),
+      },
+    ]);
+    // Act
+    const error = await client
+      .send(new PutItemCommand({ TableName: 't', Item: {} }))
+      .catch((e: unknown) => e);
+    // Assess
+    expect(error).toBeInstanceOf(ConditionalCheckFailedException);
+    expect(error).toMatchObject({ name: 'ConditionalCheckFailedException', Item: { pk: { S: 'x' } } });
+    expect((error as { statusCode?: unknown }).statusCode).toBeUndefined();
+  });
+
   it('names an error page that is not JSON by its status', async () => {
     // Prepare
     const client = await scriptedDynamo([{ status: 502, body: '<html>bad gateway</html>' }], {

@@ -56,6 +56,19 @@ export const jsonCommand = (operation: string) =>
 const DEFAULT_ATTEMPT_TIMEOUT_MS = 2_000;
 const MAX_BACKOFF_MS = 20_000;
 
+/** Fields of an error answer that never land on the error (they would pass for its own, e.g. a `statusCode`). */
+const NOT_COPIED = new Set([
+  '__type',
+  'message',
+  'Message',
+  'name',
+  'stack',
+  'cause',
+  'statusCode',
+  '$fault',
+  '$metadata',
+]);
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Blobs travel as base64 in the JSON protocols. */
@@ -177,7 +190,7 @@ export class JsonProtocolClient {
     const ErrorClass = this.service.errors[code];
     const error = ErrorClass ? new ErrorClass(message) : new AwsServiceError(message, code);
     for (const [key, value] of Object.entries(fields)) {
-      if (key !== '__type' && key !== 'message' && key !== 'Message') error[key] = value;
+      if (!NOT_COPIED.has(key)) error[key] = value;
     }
     error.$fault = answer.status >= 500 ? 'server' : 'client';
     error.$metadata = metadata;
