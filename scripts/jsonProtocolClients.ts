@@ -1,14 +1,14 @@
 /**
- * Where lib/aws/jsonProtocol takes the AWS SDK's place: in the API functions' bundles (esbuild, scripts/bundle.ts)
- * in the test project that runs the intake suites as those bundles run them (vite, vitest.config.ts), and in the
- * benchmark that runs the TypeScript handlers as deployed (Node module hooks).
+ * Where lib/aws/jsonProtocol takes the AWS SDK's place: in the API functions' bundles (esbuild, scripts/bundle.ts),
+ * in npm start's serverless-offline and the intake benchmark (Node module hooks), and in the test project that
+ * runs the intake suites as the bundles run them (vite, vitest.config.ts).
  *
  * Loading one SDK client costs 37-40 ms of cold start (bench/FINDINGS.md), more than the rest of an API handler,
  * and the API functions' callers wait for it. The code keeps importing the SDK packages: their types everywhere,
  * and the SDK itself in the queue workers, the scripts and the tests' own helpers.
  */
 import { registerHooks } from 'node:module';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Plugin as EsbuildPlugin } from 'esbuild';
 import { projectRoot } from './local/project.ts';
@@ -19,21 +19,31 @@ const STAND_INS: Record<string, string> = {
   '@aws-sdk/client-sqs': 'sqs.ts',
   '@aws-sdk/client-secrets-manager': 'secretsManager.ts',
 };
-const REPLACED = /^@aws-sdk\/client-(dynamodb|sqs|secrets-manager)$/;
 
 /** The JSON-protocol module standing in for an SDK package, or undefined. */
 export const jsonProtocolModuleFor = (specifier: string): string | undefined =>
-  STAND_INS[specifier] ? join(projectRoot, 'lib', 'aws', 'jsonProtocol', STAND_INS[specifier]) : undefined;
+  Object.hasOwn(STAND_INS, specifier)
+    ? join(projectRoot, 'lib', 'aws', 'jsonProtocol', STAND_INS[specifier])
+    : undefined;
 
 /** esbuild: every import of the replaced SDK packages in a bundle (Powertools' included) gets the stand-in. */
 export const jsonProtocolClients: EsbuildPlugin = {
   name: 'json-protocol-clients',
   setup(b) {
-    b.onResolve({ filter: REPLACED }, (args) => ({ path: jsonProtocolModuleFor(args.path) as string }));
+    b.onResolve({ filter: /^@aws-sdk\/client-/ }, (args) => {
+      const path = jsonProtocolModuleFor(args.path);
+      return path ? { path } : undefined;
+    });
   },
 };
 
-const serviceCode = [join(projectRoot, 'lib'), join(projectRoot, 'functions')];
+const serviceCode = [join(projectRoot, 'lib') + sep, join(projectRoot, 'functions') + sep];
+
+/** The stand-in for an import from lib/ or functions/ (the service code, as bundled), or undefined. */
+const standInFor = (specifier: string, importerPath: string | undefined) =>
+  importerPath && serviceCode.some((dir) => importerPath.startsWith(dir))
+    ? jsonProtocolModuleFor(specifier)
+    : undefined;
 
 /**
  * vite (vitest): imports from lib/ and functions/ get the stand-ins; the tests' own helpers keep the SDK, so
@@ -42,15 +52,12 @@ const serviceCode = [join(projectRoot, 'lib'), join(projectRoot, 'functions')];
 export const jsonProtocolClientsForTests = {
   name: 'json-protocol-clients',
   enforce: 'pre' as const,
-  resolveId(source: string, importer?: string) {
-    if (!REPLACED.test(source) || !importer) return null;
-    return serviceCode.some((dir) => importer.startsWith(dir)) ? jsonProtocolModuleFor(source) : null;
-  },
+  resolveId: (source: string, importer?: string) => standInFor(source, importer) ?? null,
 };
 
 /**
- * Node (module hooks, this thread): imports from lib/ and functions/ get the stand-ins, as in the bundles, for
- * benchmarks that run the TypeScript handlers as deployed. Call before importing them.
+ * Node (module hooks, this thread and the workers it starts after): imports from lib/ and functions/ get the
+ * stand-ins, as in the bundles. Call before importing them.
  *
  * @example
  * registerJsonProtocolClients();
@@ -59,10 +66,10 @@ export const jsonProtocolClientsForTests = {
 export const registerJsonProtocolClients = (): void => {
   registerHooks({
     resolve(specifier, context, nextResolve) {
-      const parent = context.parentURL ? fileURLToPath(context.parentURL) : '';
-      const standIn = REPLACED.test(specifier) && serviceCode.some((dir) => parent.startsWith(dir));
+      const parent = context.parentURL?.startsWith('file:') ? fileURLToPath(context.parentURL) : undefined;
+      const standIn = standInFor(specifier, parent);
       return standIn
-        ? { url: pathToFileURL(jsonProtocolModuleFor(specifier) as string).href, shortCircuit: true }
+        ? { url: pathToFileURL(standIn).href, shortCircuit: true }
         : nextResolve(specifier, context);
     },
   });
