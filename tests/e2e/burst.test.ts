@@ -1,0 +1,130 @@
+/**
+ * A sudden burst right after `ready:`: 200 distinct requests, 100 in flight, mixed sales and cases. Every one is
+ * answered 200 and every record reaches SAP or Salesforce exactly once. It asserts no failure, not a time.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
+import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
+import { npmStart, type RunningService } from '../support/npmStart.ts';
+
+const total = 200;
+const inFlight = 100;
+
+interface Sent {
+  kind: 'sale' | 'case';
+  status: number;
+  id?: string;
+}
+
+const send = async (service: RunningService, index: number, run: string): Promise<Sent> => {
+  if (index % 2 === 0) {
+    const response = await fetch(`${service.url}/erp/sales_registration`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': service.keys['example-dealer'] },
+      body: JSON.stringify([salesRegistrationInput({ FrameNum: uniqueFrame(`B${index}`) })]),
+    });
+    const body = (await response.json()) as { registrations?: { id: string }[] };
+    return { kind: 'sale', status: response.status, id: body.registrations?.[0]?.id };
+  }
+  const response = await fetch(`${service.url}/crm/case`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': service.keys['example-web-forms'] },
+    body: JSON.stringify(caseInput({ comments: `Burst ${run} request ${index}` })),
+  });
+  const body = (await response.json()) as { CrmId?: string };
+  return { kind: 'case', status: response.status, id: body.CrmId };
+};
+
+/** Sends `total` requests with at most `inFlight` outstanding, as a client's connection pool would. */
+const burst = async (service: RunningService): Promise<Sent[]> => {
+  const run = Date.now().toString(36);
+  const answers: Sent[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < total) {
+        const index = next++;
+        answers[index] = await send(service, index, run).catch(() => ({ kind: 'sale', status: 0 }) as Sent);
+      }
+    }),
+  );
+  return answers;
+};
+
+const postsPer = (
+  requests: { method: string; path: string; body: string }[],
+  key: (body: string) => string,
+) => {
+  const counts = new Map<string, number>();
+  for (const request of requests) {
+    const id = key(request.body);
+    if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+};
+
+describe('npm start under a cold burst', () => {
+  let sap: SapSandbox;
+  let salesforce: SalesforceSandbox;
+  let service: RunningService;
+  let dir: string;
+
+  beforeAll(async () => {
+    [sap, salesforce] = await Promise.all([
+      startSapSandbox({ username: 'BURSTUSER', password: 'burst-pass' }),
+      startSalesforceSandbox({ clientId: 'burst-id', clientSecret: 'burst-secret' }),
+    ]);
+    dir = await mkdtemp(join(tmpdir(), 'dealer-gateway-burst-'));
+    service = await npmStart({
+      DATA_DIR: dir,
+      ERP_BASE_URL: sap.url,
+      ERP_USERNAME: 'BURSTUSER',
+      ERP_PASSWORD: 'burst-pass',
+      CRM_BASE_URL: salesforce.url,
+      CRM_CLIENT_ID: 'burst-id',
+      CRM_CLIENT_SECRET: 'burst-secret',
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await service?.stop();
+    await Promise.all([sap?.stop(), salesforce?.stop()]);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answers 200 requests, 100 in flight, all 200, and delivers every record once', async () => {
+    // Act: the burst, the moment `ready:` was printed.
+    const answers = await burst(service);
+    const ids = answers.map((answer) => answer.id);
+    const sales = answers.filter((answer) => answer.kind === 'sale').map((answer) => answer.id as string);
+    const cases = answers.filter((answer) => answer.kind === 'case').map((answer) => answer.id as string);
+    // Delivery happens after the answers: wait until every record has reached its downstream (or give up).
+    const deadline = Date.now() + 90_000;
+    const upserts = () => salesforce.requests.filter((request) => request.method === 'PATCH');
+    while (
+      Date.now() < deadline &&
+      (sap.registrations.length < sales.length || new Set(upserts().map((r) => r.path)).size < cases.length)
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    // Assess: every answer 200 with a distinct id, and every record created downstream by exactly one request.
+    expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: total }, () => 200));
+    expect(new Set(ids).size).toBe(total);
+    const registrationPosts = postsPer(
+      sap.requests.filter((request) => request.method === 'POST'),
+      (body) => (JSON.parse(body) as { RegistrationId?: string }).RegistrationId ?? '',
+    );
+    expect([...registrationPosts.keys()].sort()).toEqual([...sales].sort());
+    expect([...registrationPosts.values()].every((count) => count === 1)).toBe(true);
+    const caseUpserts = postsPer(
+      upserts().map((request) => ({ ...request, body: request.path })),
+      (path) => path.split('/').pop() ?? '',
+    );
+    expect([...caseUpserts.keys()].sort()).toEqual([...cases].sort());
+    expect([...caseUpserts.values()].every((count) => count === 1)).toBe(true);
+  }, 180_000);
+});
