@@ -14,17 +14,29 @@ const isTransientStatus = (status: number): boolean =>
   (status < 400 && status !== 300);
 
 /**
+ * Error codes that make a 400 transient. Salesforce answers a row lock held by another transaction (a trigger,
+ * a bulk job, a concurrent upsert of the same case) with 400 `UNABLE_TO_LOCK_ROW`, yet the same request succeeds
+ * once the lock is released: the record is retried, not rejected (CONTRACT section 3, CRM, step 4). One such
+ * entry is enough: the lock stopped the upsert before anything else in it could be judged final.
+ */
+const TRANSIENT_400_CODES = new Set(['UNABLE_TO_LOCK_ROW']);
+
+/**
  * Classifies Salesforce's answer to an upsert (CONTRACT section 3, CRM, steps 3 and 4).
  * `personalValues` are blanked out of the error text.
  *
  * - any 2xx: delivered (a malformed body too: the case exists, repeating the upsert is harmless anyway);
- * - 401, 403, 408, 429, 5xx, redirects: transient, text `HTTP <status>: <errorCode>: <message>`;
+ * - 401, 403, 408, 429, 5xx, redirects, and a 400 with errorCode `UNABLE_TO_LOCK_ROW`: transient, text
+ *   `HTTP <status>: <errorCode>: <message>`;
  * - 300 and every other 4xx (400, 404 named by the contract; 405, 409, 415 … too): permanent, because the
  *   same request would get the same answer; the text is the messages joined by "; ".
  *
  * @example
  * classifyCrmAnswer(400, '[{"message":"Bad value","errorCode":"INVALID_FIELD","fields":[]}]', []);
  * // { kind: 'permanent', error: 'Bad value', reachedDownstream: true }
+ * classifyCrmAnswer(400, '[{"message":"unable to obtain exclusive access to this record","errorCode":"UNABLE_TO_LOCK_ROW"}]', []);
+ * // { kind: 'transient', error: 'HTTP 400: UNABLE_TO_LOCK_ROW: unable to obtain exclusive access to this record',
+ * //   reachedDownstream: true }
  */
 export function classifyCrmAnswer(
   status: number,
@@ -36,7 +48,8 @@ export function classifyCrmAnswer(
     return { kind: 'delivered', reachedDownstream: true, ...(downstreamId ? { downstreamId } : {}) };
   }
   const errors = salesforceErrors(text);
-  if (isTransientStatus(status)) {
+  const lockedRow = status === 400 && errors.some(({ errorCode }) => TRANSIENT_400_CODES.has(errorCode));
+  if (isTransientStatus(status) || lockedRow) {
     const details = errors.map(({ errorCode, message }) => [errorCode, message].filter(Boolean).join(': '));
     const error = details.length > 0 ? `HTTP ${status}: ${details.join('; ')}` : `HTTP ${status}`;
     return { kind: 'transient', error: safeErrorText(error, personalValues), reachedDownstream: true };

@@ -48,6 +48,11 @@ describe('CRM adapter: classification of answers (CONTRACT section 3, CRM)', () 
       'HTTP 429: REQUEST_LIMIT_EXCEEDED: Too many requests',
     ],
     [302, [errorEntry('Moved', 'MOVED')], 'HTTP 302: MOVED: Moved'],
+    [
+      400,
+      [errorEntry('unable to obtain exclusive access to this record', 'UNABLE_TO_LOCK_ROW')],
+      'HTTP 400: UNABLE_TO_LOCK_ROW: unable to obtain exclusive access to this record',
+    ],
   ])('HTTP %i %j is transient, counted as an attempt', async (status, errors, error) => {
     // Act
     const outcome = await upsertWith({ status, errors });
@@ -80,6 +85,22 @@ describe('CRM adapter: classification of answers (CONTRACT section 3, CRM)', () 
       });
     },
   );
+
+  it('a 400 UNABLE_TO_LOCK_ROW among other errors is transient; the same 400 with other codes only is permanent', async () => {
+    // Prepare: Salesforce may list the lock next to another entry; the lock still stopped the upsert.
+    const lock = errorEntry('unable to obtain exclusive access to this record', 'UNABLE_TO_LOCK_ROW');
+    const other = errorEntry('Frame Number: invalid format', 'FIELD_CUSTOM_VALIDATION_EXCEPTION');
+
+    // Act
+    const locked = await upsertWith({ status: 400, errors: [other, lock] });
+    const refused = await upsertWith({ status: 400, errors: [other] });
+    const notA400 = await upsertWith({ status: 404, errors: [lock] });
+
+    // Assess
+    expect(locked).toMatchObject({ kind: 'transient', reachedDownstream: true });
+    expect(refused).toMatchObject({ kind: 'permanent', error: 'Frame Number: invalid format' });
+    expect(notA400).toMatchObject({ kind: 'permanent' });
+  });
 
   it('a real 300 (a list of the matching records) is permanent with a clear text', async () => {
     // Act
