@@ -1,6 +1,7 @@
 import {
   AwsNetworkError,
   AwsServiceError,
+  abortError,
   errorCode,
   type ResponseMetadata,
   THROTTLING_CODES,
@@ -31,8 +32,21 @@ export interface JsonClientConfig {
   credentials?: AwsCredentials;
   /** Attempts per call, the first included (the SDK's default: 3). */
   maxAttempts?: number;
-  /** Time allowed for one attempt's answer. */
+  /**
+   * Deadline of one attempt, from the start of its request until the whole answer is in (default 2 s). An attempt
+   * that misses it is ended and counts as a lost connection (retried while attempts remain).
+   */
   attemptTimeoutMs?: number;
+}
+
+/** The second argument of `send`, the SDK's `HttpHandlerOptions` (of which only the signal is supported). */
+export interface JsonSendOptions {
+  /**
+   * Ends the call when it aborts, as with the SDK: the attempt under way is destroyed, no backoff or further
+   * attempt follows, and `send` rejects with an error named `AbortError`. A caller's deadline for the whole call,
+   * retries included, is `AbortSignal.timeout(ms)`.
+   */
+  abortSignal?: AbortSignal;
 }
 
 /** A request to an operation; the SDK's `new PutItemCommand(input)`. */
@@ -69,7 +83,26 @@ const NOT_COPIED = new Set([
   '$metadata',
 ]);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * The backoff between attempts, cut short by the signal: an aborted call must not wait out a delay (up to 20 s)
+ * that leads nowhere. The listener goes when the wait ends, so a long-lived signal does not collect them.
+ */
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortError(signal));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError(signal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 
 /** Blobs travel as base64 in the JSON protocols. */
 const jsonReplacer = (_key: string, value: unknown) =>
@@ -85,11 +118,14 @@ const header = (answer: HttpAnswer, name: string) => {
  * `await client.send(new PutItemCommand(input))` resolves to the answer's fields plus `$metadata`, and rejects
  * with the service's error class. It signs with Signature V4, retries throttling, 5xx answers and lost
  * connections with capped exponential backoff and full jitter (the SDK's standard mode, without its retry quota),
- * and nothing more: no endpoint discovery, no streaming, no other protocols.
+ * and nothing more: no endpoint discovery, no streaming, no other protocols. Each attempt has a deadline
+ * (`attemptTimeoutMs`); a whole call ends when the `abortSignal` passed to `send` aborts.
  *
  * @example
  * const dynamo = new DynamoDBClient({});
  * await dynamo.send(new PutItemCommand({ TableName: 'records', Item: item }));
+ * // At most 3 s for the call, retries included; rejects with an error named 'AbortError' after that:
+ * await dynamo.send(new GetItemCommand({ TableName: 'records', Key: key }), { abortSignal: AbortSignal.timeout(3_000) });
  */
 export class JsonProtocolClient {
   protected readonly service: JsonService;
@@ -125,9 +161,21 @@ export class JsonProtocolClient {
   /** The SDK clients' `destroy()`: nothing to release, the agents are shared. */
   destroy(): void {}
 
+  /**
+   * Sends a command, retrying as the class describes, and resolves to the answer's fields plus `$metadata`.
+   * `options.abortSignal` ends the call (see {@link JsonSendOptions}).
+   *
+   * @example
+   * const controller = new AbortController();
+   * const pending = dynamo.send(new GetItemCommand({ TableName: 't', Key: key }), { abortSignal: controller.signal });
+   * controller.abort();
+   * await pending; // rejects: { name: 'AbortError', message: 'Request aborted' }
+   */
   async send<Output extends object = Record<string, unknown>>(
     command: JsonCommand<object>,
+    options: JsonSendOptions = {},
   ): Promise<Output & { $metadata: ResponseMetadata }> {
+    const { abortSignal } = options;
     const url = this.endpointFor(command);
     const body = JSON.stringify(command.input, jsonReplacer);
     const fixedHeaders = {
@@ -137,6 +185,8 @@ export class JsonProtocolClient {
     };
     let totalRetryDelay = 0;
     for (let attempt = 1; ; attempt++) {
+      // Checked before signing too: an aborted call starts no attempt.
+      if (abortSignal?.aborted) throw abortError(abortSignal);
       const headers = signRequest({
         method: 'POST',
         host: url.host,
@@ -149,7 +199,7 @@ export class JsonProtocolClient {
       });
       let failure: AwsServiceError | AwsNetworkError;
       try {
-        const answer = await httpPost(url, headers, body, this.attemptTimeoutMs);
+        const answer = await httpPost(url, headers, body, this.attemptTimeoutMs, abortSignal);
         const metadata: ResponseMetadata = {
           httpStatusCode: answer.status,
           requestId: header(answer, 'x-amzn-requestid'),
@@ -163,6 +213,7 @@ export class JsonProtocolClient {
         }
         failure = this.serviceError(answer, metadata);
       } catch (error) {
+        // An abort (not a network error) ends the call here, without a retry.
         if (!(error instanceof AwsNetworkError)) throw error;
         failure = error;
       }
@@ -171,7 +222,7 @@ export class JsonProtocolClient {
       if (attempt >= this.maxAttempts || !isRetryable(failure)) throw failure;
       const delay = Math.random() * Math.min(MAX_BACKOFF_MS, (throttled ? 500 : 100) * 2 ** (attempt - 1));
       totalRetryDelay += delay;
-      await sleep(delay);
+      await sleep(delay, abortSignal);
     }
   }
 

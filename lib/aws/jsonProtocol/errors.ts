@@ -40,6 +40,26 @@ export class AwsNetworkError extends Error {
   }
 }
 
+/**
+ * The error a call rejects with when the caller's `abortSignal` aborts, shaped as the SDK's (a plain `Error`
+ * named `AbortError`, message `Request aborted`), so code that tells an abort apart by `error.name` works with
+ * either client. The signal's reason, when it is an error (`AbortSignal.timeout`'s `TimeoutError`), is the cause.
+ *
+ * @example
+ * const controller = new AbortController();
+ * controller.abort();
+ * abortError(controller.signal); // Error { name: 'AbortError', message: 'Request aborted', cause: DOMException }
+ */
+export const abortError = (signal?: AbortSignal): Error => {
+  const reason: unknown = signal?.reason;
+  const error =
+    reason instanceof Error
+      ? new Error('Request aborted', { cause: reason })
+      : new Error(reason === undefined ? 'Request aborted' : String(reason));
+  error.name = 'AbortError';
+  return error;
+};
+
 /** `com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException` → `ConditionalCheckFailedException` */
 export const errorCode = (type: string): string => type.slice(type.lastIndexOf('#') + 1).split(':')[0];
 
