@@ -10,6 +10,8 @@ export default defineConfig({
     env: {
       DELIVERY_MAX_ATTEMPTS: '3',
       DELIVERY_RETRY_BASE_SECONDS: '1',
+      // A short claim, so that a copy of a message whose worker "died" is retried within the test.
+      DELIVERY_LEASE_SECONDS: '2',
       POWERTOOLS_METRICS_DISABLED: 'true',
     },
     testTimeout: 20_000,

@@ -7,7 +7,7 @@
  * the status UpdateItem; then DeleteMessageBatch.
  *
  * Records are pre-accepted for each block: status records and messages written with lib functions
- * (putStatusRecords, sendRecords), so both sides deliver exactly the same kind of work.
+ * (seedStatusRecords, sendRecords), so both sides deliver exactly the same kind of work.
  */
 import { randomUUID } from 'node:crypto';
 import { localClientConfig } from '../scripts/local/aws.ts';
@@ -55,7 +55,8 @@ const child = async (): Promise<WorkerResult> => {
   const { handler: deliveryWorker } = await import('../functions/deliveryWorker.ts');
   const { pollOnce } = await import('../scripts/local/queuePoller.ts');
   const { dynamoClient } = await import('../lib/aws/clients.ts');
-  const { getStatusRecord, putStatusRecords } = await import('../lib/store/statusRecords.ts');
+  const { getStatusRecord } = await import('../lib/store/statusRecords.ts');
+  const { seedStatusRecords } = await import('../tests/support/seedStatus.ts');
   const { sendRecords } = await import('../lib/queue/sendRecords.ts');
   const { validateSalesRegistrations } = await import('../lib/validation/salesRegistration.ts');
 
@@ -92,8 +93,10 @@ const child = async (): Promise<WorkerResult> => {
       owner: 'example-dealer',
       requestId: randomUUID(),
       record,
+      openKind: 'salesRegistration' as const,
+      dueAt: at,
     }));
-    await putStatusRecords(statuses);
+    await seedStatusRecords(statuses);
     const failed = await sendRecords(
       queueUrl,
       statuses.map(({ id, kind, requestId, record }) => ({ id, kind, requestId, record })),

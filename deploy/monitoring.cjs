@@ -37,6 +37,7 @@ module.exports = async ({ resolveVariable }) => {
   const service = await resolveVariable('self:service');
   const stage = await resolveVariable('sls:stage');
   const oldestMessageSeconds = Number(await resolveVariable('self:custom.alarms.oldestMessageSeconds'));
+  const stuckRecordSeconds = Number(await resolveVariable('self:custom.alarms.stuckRecordSeconds'));
   const namespace = 'DealerGateway';
   const resources = {
     AlarmTopic: {
@@ -55,13 +56,18 @@ module.exports = async ({ resolveVariable }) => {
   };
   for (const d of downstreams) {
     const prefix = capitalised(d.name);
+    // On the worker's `failed` count, not the dead-letter queue's depth: a depth alarm stays in ALARM while old
+    // dead letters wait, so a second wave would notify nobody. This one fires for every minute with a new one.
     resources[`${prefix}DeadLettersAlarm`] = alarm(
-      `Dead-lettered ${d.label}: records failed; see the README on redrive`,
+      `New dead-lettered ${d.label}: records failed after every attempt; see the README on redrive`,
       {
-        Namespace: 'AWS/SQS',
-        MetricName: 'ApproximateNumberOfMessagesVisible',
-        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [d.deadLetters, 'QueueName'] } }],
-        Statistic: 'Maximum',
+        Namespace: namespace,
+        MetricName: 'failed',
+        Dimensions: [
+          { Name: 'service', Value: service },
+          { Name: 'downstream', Value: d.name },
+        ],
+        Statistic: 'Sum',
         Period: 60,
         Threshold: 0,
         ComparisonOperator: 'GreaterThanThreshold',
@@ -92,6 +98,18 @@ module.exports = async ({ resolveVariable }) => {
       },
     );
   }
+  resources.StuckRecordsAlarm = alarm(
+    `Accepted records waited more than ${stuckRecordSeconds} s before the reconciler had to queue them again`,
+    {
+      Namespace: namespace,
+      MetricName: 'oldestRequeuedWait',
+      Dimensions: [{ Name: 'service', Value: service }],
+      Statistic: 'Maximum',
+      Period: 300,
+      Threshold: stuckRecordSeconds,
+      ComparisonOperator: 'GreaterThanThreshold',
+    },
+  );
   const outcome = (metric) =>
     downstreams.map((d) => [
       namespace,

@@ -54,14 +54,15 @@ if (values.stage === undefined) {
     AWS_ENDPOINT_URL_DYNAMODB: info.dynamoEndpoint,
   });
   const sqs = new SQSClient({ ...localClientConfig(info.sqsEndpoint), useQueueUrlAsEndpoint: false });
-  const moved = await redriveByHand({
+  const { moved, requeued } = await redriveByHand({
     sqs,
     kind,
     queueUrl: info.queues[queueId].url,
     deadLetterQueueUrl: info.queues[deadLetterId].url,
   });
   console.log(
-    `redrive ${target}: moved ${moved} message(s) back to the queue; their records are accepted again`,
+    `redrive ${target}: moved ${moved} message(s) back to the queue; their records are accepted again` +
+      (requeued > 0 ? `; queued ${requeued} failed record(s) whose messages were gone (a restart)` : ''),
   );
 } else {
   const config = JSON.parse(

@@ -4,8 +4,8 @@ import type { SQSRecord } from 'aws-lambda';
 import { sqsClient } from '../aws/clients.ts';
 import { queueUrlFor } from '../config.ts';
 import type { OutcomeTally } from '../observability/metrics.ts';
-import { recordAttempt } from '../store/statusUpdates.ts';
-import type { StatusRecord } from '../store/types.ts';
+import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
+import { type AttemptOutcome, claimRecord, recordAttempt } from '../store/statusUpdates.ts';
 import type { DeliveryOutcome, QueuedRecord } from '../types.ts';
 import { deliverToDownstream, downstreamOf } from './downstreams.ts';
 import { DeliveryAttemptsExhausted, DeliveryRetryLater, MalformedMessageError } from './errors.ts';
@@ -48,34 +48,28 @@ const unreachable = (error: unknown): DeliveryOutcome => ({
   reachedDownstream: false,
 });
 
-/**
- * The ERP refuses a repeated `RegistrationId` (CONTRACT section 3: 409). When its refusal names this very
- * record's id, our own earlier request got through and only its answer was lost (a worker died between the
- * ERP's answer and the status write): the registration exists once, so the record is delivered.
- */
-const ownRepeat = (message: QueuedRecord, outcome: DeliveryOutcome): DeliveryOutcome =>
-  outcome.kind === 'permanent' && message.kind === 'salesRegistration' && outcome.error.includes(message.id)
-    ? { kind: 'delivered', reachedDownstream: true }
-    : outcome;
-
-/** What one invocation of the worker needs besides the record: settings, the batch's status records, a tally. */
+/** What one invocation of the worker needs besides the record: settings, a logger, a tally. */
 export interface BatchContext {
   settings: DeliverySettings;
   log: Logger;
-  /** Status records of the batch's ids, read in one consistent call before the records are processed. */
-  statuses: Map<string, StatusRecord>;
   tally: OutcomeTally;
+  /** The clock; tests move it. */
+  now?: () => Date;
 }
+
+const secondsUntil = (iso: string, now: Date) =>
+  Math.max(1, Math.ceil((Date.parse(iso) - now.getTime()) / 1000));
 
 /**
  * Delivers one SQS record and records the outcome on its status record: `delivered`, `rejected` (permanent
  * refusal, not retried), or, for a transient failure, `accepted` with the error and a backoff set on the
  * message's visibility (then throws, so the batch reports it as failed), or `failed` after the last attempt
  * (then throws, and SQS moves the message to the dead-letter queue).
- * A record that is already settled (a second copy of its message) is skipped without a downstream call.
+ * The record is claimed first (a lease): a copy of a message whose record is settled is dropped, one whose record
+ * another worker is delivering right now comes back when that lease ends.
  *
  * @example
- * await deliverRecord(sqsRecord, { settings, log: logger, statuses, tally: new OutcomeTally() });
+ * await deliverRecord(sqsRecord, { settings, log: logger, tally: new OutcomeTally() });
  */
 export const deliverRecord = async (sqsRecord: SQSRecord, batch: BatchContext): Promise<void> => {
   const { settings, log, tally } = batch;
@@ -84,48 +78,67 @@ export const deliverRecord = async (sqsRecord: SQSRecord, batch: BatchContext): 
   // Keys on every line of this record (not a child logger per record: that costs a Console each).
   const keys = { correlationId: message.requestId, recordId: message.id, downstream };
   const attempt = Number(sqsRecord.attributes?.ApproximateReceiveCount ?? '1');
+  const { reconcileAfterSeconds } = reconcileSettings();
 
-  const status = batch.statuses.get(message.id);
-  if (!status) {
-    // Intake took the record back after a 503 (its caller retries and queues it again): nothing to deliver.
-    log.warn('no status record: message dropped', keys);
-    return;
+  const claimedAt = batch.now?.() ?? new Date();
+  const leaseUntil = dueAfter(claimedAt, settings.leaseSeconds);
+  const claim = await claimRecord(message.id, {
+    now: claimedAt,
+    leaseUntil,
+    dueAt: dueAfter(new Date(leaseUntil), reconcileAfterSeconds),
+  });
+  if (!claim.claimed) {
+    const { current } = claim;
+    if (!current) {
+      log.error('no status record: message dropped', keys);
+      return;
+    }
+    if (current.status !== 'accepted') {
+      log.info('record already settled: message dropped', { ...keys, status: current.status });
+      return;
+    }
+    // Another copy is being delivered right now: come back when its lease has run out.
+    const delaySeconds = secondsUntil(current.leaseUntil ?? leaseUntil, claimedAt);
+    await changeVisibility(message, sqsRecord, delaySeconds);
+    log.info('record being delivered by another worker: message waits', { ...keys, delaySeconds });
+    throw new DeliveryRetryLater(attempt, delaySeconds);
   }
-  if (status.status !== 'accepted') {
-    log.info('record already settled: message dropped', { ...keys, status: status.status });
-    return;
-  }
+  const status = claim.claimed;
 
-  const outcome = ownRepeat(message, await deliverToDownstream(message).catch(unreachable));
-  const at = new Date();
+  const outcome = await deliverToDownstream(message).catch(unreachable);
+  const at = batch.now?.() ?? new Date();
   const attempts = outcome.reachedDownstream ? 1 : 0;
-  if (outcome.kind === 'delivered') {
-    await recordAttempt(message.id, {
-      status: 'delivered',
-      attempts,
-      downstreamId: outcome.downstreamId,
-      at,
+  const record = (change: Omit<AttemptOutcome, 'attempts' | 'at'>) =>
+    recordAttempt(message.id, { ...change, attempts, at }, leaseUntil).then((recorded) => {
+      // Only if a worker ran past its lease: the outcome of the one that holds it now stands.
+      if (!recorded) log.error('lease lost before the outcome was recorded', { ...keys, attempt });
     });
+  if (outcome.kind === 'delivered') {
+    await record({ status: 'delivered', downstreamId: outcome.downstreamId });
     tally.add('delivered', downstream, at.getTime() - Date.parse(status.acceptedAt));
     log.info('delivered', { ...keys, attempt });
     return;
   }
   if (outcome.kind === 'permanent') {
-    await recordAttempt(message.id, { status: 'rejected', attempts, error: outcome.error, at });
+    await record({ status: 'rejected', error: outcome.error });
     tally.add('rejected', downstream);
     log.warn('rejected by downstream', { ...keys, attempt });
     return;
   }
   if (attempt >= settings.maxAttempts) {
-    await recordAttempt(message.id, { status: 'failed', attempts, error: outcome.error, at });
+    await record({ status: 'failed', error: outcome.error });
     // Visible again at once, so SQS moves it to the dead-letter queue on the next receive, not after the timeout.
     await changeVisibility(message, sqsRecord, 0);
     tally.add('failed', downstream);
     log.error('attempts exhausted: to the dead-letter queue', { ...keys, attempt });
     throw new DeliveryAttemptsExhausted(attempt);
   }
-  await recordAttempt(message.id, { status: 'accepted', attempts, error: outcome.error, at });
   const delaySeconds = retryDelaySeconds(attempt, settings.retryBaseSeconds);
+  await record({
+    status: 'accepted',
+    error: outcome.error,
+    dueAt: dueAfter(at, delaySeconds + reconcileAfterSeconds),
+  });
   await changeVisibility(message, sqsRecord, delaySeconds);
   tally.add('retried', downstream);
   log.warn('transient failure: retry later', { ...keys, attempt, delaySeconds });

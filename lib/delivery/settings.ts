@@ -1,23 +1,26 @@
+import { positiveInteger } from '../settings.ts';
+
 /** Delivery settings (CONTRACT section 3), read from the environment. */
 export interface DeliverySettings {
   /** All attempts, the first included; equals the queue's maxReceiveCount. */
   maxAttempts: number;
   /** The wait after attempt n is at least this times 2^(n-1), plus at most 20 % jitter. */
   retryBaseSeconds: number;
+  /**
+   * How long a worker's claim on a record holds: longer than an invocation can run (the worker's function
+   * timeout), so that no second copy of a message reaches the downstream while the first is still being delivered.
+   */
+  leaseSeconds: number;
 }
 
-const positiveInteger = (name: string, value: string | undefined, fallback: number): number => {
-  if (value === undefined || value === '') return fallback;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1)
-    throw new Error(`setting ${name} must be a whole number of at least 1`);
-  return parsed;
-};
-
-/** Reads `DELIVERY_MAX_ATTEMPTS` (default 5) and `DELIVERY_RETRY_BASE_SECONDS` (default 30). */
+/**
+ * Reads `DELIVERY_MAX_ATTEMPTS` (default 5), `DELIVERY_RETRY_BASE_SECONDS` (default 30) and
+ * `DELIVERY_LEASE_SECONDS` (default 90: the worker's 60 s timeout and a margin).
+ */
 export const deliverySettings = (env = process.env): DeliverySettings => ({
   maxAttempts: positiveInteger('DELIVERY_MAX_ATTEMPTS', env.DELIVERY_MAX_ATTEMPTS, 5),
   retryBaseSeconds: positiveInteger('DELIVERY_RETRY_BASE_SECONDS', env.DELIVERY_RETRY_BASE_SECONDS, 30),
+  leaseSeconds: positiveInteger('DELIVERY_LEASE_SECONDS', env.DELIVERY_LEASE_SECONDS, 90),
 });
 
 /** SQS refuses a visibility timeout above 12 hours. */

@@ -4,7 +4,7 @@ import { DEFAULT_ERP_TIMEOUT_MS, PERSONAL_FIELDS } from './constants.ts';
 import { cookieHeader, storeCookies } from './cookies.ts';
 import { fetchCsrfSession } from './csrf.ts';
 import { basicAuthorization, erpEndpoints } from './endpoints.ts';
-import { classifyErpAnswer, isCsrfRequired } from './response.ts';
+import { classifyErpAnswer, isCsrfRequired, isOwnRepeat } from './response.ts';
 import type { CsrfResult, CsrfSession, ErpClient, ErpConfig, PostAnswer } from './types.ts';
 
 const personalValuesOf = (record: SalesRegistration): string[] =>
@@ -106,6 +106,9 @@ export function createErpClient(config: ErpConfig): ErpClient {
 
       switch (answer.kind) {
         case 'answered':
+          if (isOwnRepeat(answer.status, answer.text, registrationId)) {
+            return { kind: 'delivered', reachedDownstream: true };
+          }
           return classifyErpAnswer(answer.status, answer.text, personalValuesOf(record));
         case 'timedOut':
           // The ERP may have processed it; the status record counts it as an attempt.

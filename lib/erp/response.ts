@@ -76,6 +76,20 @@ export function classifyErpAnswer(
 }
 
 /**
+ * True when the ERP refused a POST as a repeat of our own: 409 naming this very `RegistrationId`. Our earlier
+ * request got through and only its answer was lost (a worker died between the ERP's answer and the status
+ * write), so the registration exists once and the record is delivered. Any other refusal is a refusal.
+ *
+ * @example
+ * isOwnRepeat(409, '{"error":{"message":{"value":"RegistrationId 9b1f… already registered"}}}', '9b1f…'); // true
+ */
+export function isOwnRepeat(status: number, text: string, registrationId: string): boolean {
+  return (
+    status === 409 && registrationId.length > 0 && (odataErrorMessage(text) ?? '').includes(registrationId)
+  );
+}
+
+/**
  * True for SAP's "your CSRF token is not (or no longer) valid" answer.
  *
  * @example

@@ -1,21 +1,15 @@
 import { queueUrlFor } from '../config.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
-import {
-  deleteStatusRecords,
-  fromItem,
-  getStatusRecords,
-  idempotencyPk,
-  pointToLatest,
-  putStatusRecordIfAbsent,
-  putStatusRecords,
-  readIdempotencyEntry,
-} from '../store/statusRecords.ts';
-import { batchGetItems } from '../store/table.ts';
-import type { IdempotencyEntry, StatusRecord } from '../store/types.ts';
+import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
+import type { CallOptions } from '../store/statusRecords.ts';
+import { putStatusRecordIfAbsent } from '../store/statusRecords.ts';
+import type { StatusRecord } from '../store/types.ts';
 import type { CaseRecord, QueuedRecord, RecordKind, SalesRegistration } from '../types.ts';
-import { DUPLICATE_WINDOW_MS, IDEMPOTENCY_WINDOW_SECONDS, REQUEUE_UNTOUCHED_AFTER_MS } from './constants.ts';
-import { IdempotencyConflictError, QueueUnavailableError } from './errors.ts';
-import { canonicalJson, contentId, laterId, sha256 } from './recordIds.ts';
+import { acceptContent } from './acceptContent.ts';
+import { isAwsUnavailable, QueueUnavailableError } from './errors.ts';
+import { holdIdempotencyKey } from './idempotencyHold.ts';
+import { inParallel } from './inParallel.ts';
+import { contentId, keyedId, sha256 } from './recordIds.ts';
 
 export interface AcceptRequest {
   kind: RecordKind;
@@ -25,152 +19,149 @@ export interface AcceptRequest {
   owner: string;
   idempotencyKey?: string;
   now?: Date;
+  /** The request's deadline: every AWS call stops when it aborts, and the caller is answered 503. */
+  abortSignal?: AbortSignal;
 }
 
-/** What happens to one distinct content of the request. */
-interface Decision {
-  id: string;
-  /** A status record this request writes (a new record). */
-  create?: StatusRecord;
-  /** The first record of the content must point at the new one (same content after the window). */
-  pointFrom?: string;
-  /** The fast path has already written `create`. */
-  written?: boolean;
-  /** Queue this record (new, or an untouched duplicate whose queueing may have been lost). */
-  queue?: QueuedRecord;
-}
+/** Conditional writes in flight at once for a large request. */
+const PARALLEL_WRITES = 16;
 
-const newStatus = (id: string, request: AcceptRequest, record: SalesRegistration | CaseRecord, at: string) =>
-  ({
-    id,
-    kind: request.kind,
-    status: 'accepted',
-    attempts: 0,
-    acceptedAt: at,
-    updatedAt: at,
-    requestId: request.requestId,
-    owner: request.owner,
-    record,
-  }) satisfies StatusRecord;
+/**
+ * A new `accepted` status record. It is in the `open` index from the start, due for the reconciler a few minutes
+ * on: if this request dies before its message is sent, the reconciler queues the record; a worker that receives
+ * the message first pushes `dueAt` on.
+ */
+export const newStatusRecord = (
+  id: string,
+  request: AcceptRequest,
+  record: SalesRegistration | CaseRecord,
+  now: Date,
+): StatusRecord => ({
+  id,
+  kind: request.kind,
+  status: 'accepted',
+  attempts: 0,
+  acceptedAt: now.toISOString(),
+  updatedAt: now.toISOString(),
+  requestId: request.requestId,
+  owner: request.owner,
+  record,
+  openKind: request.kind,
+  dueAt: dueAfter(now, reconcileSettings().reconcileAfterSeconds),
+});
 
-const message = (status: StatusRecord): QueuedRecord => ({
+const messageOf = (status: StatusRecord): QueuedRecord => ({
   id: status.id,
   kind: status.kind,
   requestId: status.requestId,
   record: status.record,
 });
 
-/** True when nothing shows the record was ever queued: still accepted, never attempted, not touched for `forMs`. */
-const untouched = (status: StatusRecord, now: Date, forMs = REQUEUE_UNTOUCHED_AFTER_MS): boolean =>
-  status.status === 'accepted' &&
-  status.attempts === 0 &&
-  status.error === undefined &&
-  now.getTime() - Date.parse(status.updatedAt) >= forMs;
+/** Content id → record, each distinct content once, in request order. */
+const distinctContents = (request: AcceptRequest, contentIds: string[]) => {
+  const contents = new Map<string, SalesRegistration | CaseRecord>();
+  for (const [i, id] of contentIds.entries()) if (!contents.has(id)) contents.set(id, request.records[i]);
+  return contents;
+};
 
-/** Decides for one content given the first record stored under its id (if any). */
-const decide = async (
-  firstId: string,
-  first: StatusRecord | undefined,
+/** Sends the messages of the records this request created; any it could not send fail the request with 503. */
+const queueCreated = async (kind: RecordKind, created: StatusRecord[], options: CallOptions) => {
+  if (created.length === 0) return;
+  const failedIds = await sendRecords(queueUrlFor(kind), created.map(messageOf), options);
+  // Stored but not queued: the reconciler queues them; the caller's retry finds them and is answered 200.
+  if (failedIds.length > 0)
+    throw new QueueUnavailableError(`${failedIds.length} record(s) could not be queued`);
+};
+
+/** Without a key: the content decides. Equal content within 24 hours is the same record. */
+const acceptByContent = async (
   request: AcceptRequest,
-  record: SalesRegistration | CaseRecord,
+  contentIds: string[],
   now: Date,
-): Promise<Decision> => {
-  const at = now.toISOString();
-  if (!first) {
-    const create = newStatus(firstId, request, record, at);
-    return { id: firstId, create, queue: message(create) };
-  }
-  if (first.requestId === request.requestId && first.acceptedAt === at && untouched(first, now, 0)) {
-    // This very call's own write (its request id and instant): the conditional PutItem landed, its answer was
-    // lost, and the AWS client's retry found the record. Nobody has queued it yet.
-    return { id: first.id, queue: message(first) };
-  }
-  const latestId = first.latestId ?? first.id;
-  const latestAt = Date.parse(first.latestAcceptedAt ?? first.acceptedAt);
-  if (now.getTime() - latestAt >= DUPLICATE_WINDOW_MS) {
-    const create = newStatus(laterId(firstId, now), request, record, at);
-    return { id: create.id, create, pointFrom: firstId, queue: message(create) };
-  }
-  const latest = latestId === first.id ? first : (await getStatusRecords([latestId])).get(latestId);
-  return { id: latestId, queue: latest && untouched(latest, now) ? message(latest) : undefined };
+  options: CallOptions,
+) => {
+  const contents = [...distinctContents(request, contentIds)];
+  const outcomes = await inParallel(contents, PARALLEL_WRITES, ([firstId, record]) =>
+    acceptContent({
+      firstId,
+      record,
+      now,
+      options,
+      fresh: (id) => newStatusRecord(id, request, record, now),
+    }),
+  );
+  const idOf = new Map(contents.map(([firstId], i) => [firstId, outcomes[i].id]));
+  await queueCreated(
+    request.kind,
+    outcomes.flatMap((outcome) => (outcome.created ? [outcome.created] : [])),
+    options,
+  );
+  return contentIds.map((firstId) => idOf.get(firstId) as string);
 };
 
 /**
- * Accepts validated, normalised records: each gets a status record (`accepted`) and a message on its queue,
- * exactly once however the caller retries. Content already accepted in the last 24 hours gets its earlier id
- * and is not queued again. Costs one DynamoDB call and one SQS call for a single record.
+ * With an `Idempotency-Key`: the key decides. The request that holds the key creates the records (ids derived
+ * from key and content, so a retry names the same ones); a repeat with the same body is answered the same ids.
+ */
+const acceptByKey = async (
+  request: AcceptRequest,
+  key: string,
+  contentIds: string[],
+  now: Date,
+  options: CallOptions,
+) => {
+  const keyHash = sha256(`${request.owner}\n${key}`);
+  const ids = contentIds.map((id) => keyedId(keyHash, id));
+  const hold = await holdIdempotencyKey({
+    kind: request.kind,
+    keyHash,
+    records: request.records,
+    now,
+    options,
+  });
+  if (hold.answered) return ids;
+  try {
+    const contents = [...distinctContents(request, contentIds)];
+    const created = await inParallel(contents, PARALLEL_WRITES, async ([id, record]) => {
+      const status = newStatusRecord(keyedId(keyHash, id), request, record, now);
+      // Already there: an earlier attempt with this key created it (the reconciler queues it if that one could not).
+      return (await putStatusRecordIfAbsent(status, options)) ? [status] : [];
+    });
+    await queueCreated(request.kind, created.flat(), options);
+  } catch (error) {
+    await hold.release();
+    throw error;
+  }
+  await hold.complete();
+  return ids;
+};
+
+/**
+ * Accepts validated, normalised records: each gets a status record (`accepted`, in the `open` index) and a message
+ * on its queue, exactly once however the caller retries or races: every record is created by one conditional
+ * write, and only the request whose write created it queues it. Content already accepted in the last 24 hours
+ * gets its earlier id and is not queued again; with an `Idempotency-Key`, the key decides instead.
+ * A record stored but not queued (a crash, SQS down, the deadline) is queued by the reconciler within minutes.
  *
  * @returns the record ids in request order.
- * @throws IdempotencyConflictError when the `Idempotency-Key` came before with another body.
- * @throws QueueUnavailableError when some records could not be queued; those are not accepted (their status
- *   records are removed), the ones that were queued stay, and a retry queues each record exactly once.
+ * @throws IdempotencyConflictError (422) when the key came before with another body.
+ * @throws IdempotencyInProgressError (409) while another request with the key is being processed.
+ * @throws QueueUnavailableError (503) when DynamoDB or SQS could not be reached in time; a retry is safe.
  * @example
  * const ids = await acceptRecords({ kind: 'caseRecord', records: [caseRecord], requestId, owner });
  */
 export const acceptRecords = async (request: AcceptRequest): Promise<string[]> => {
   const now = request.now ?? new Date();
-  const firstIds = request.records.map((record) => contentId(request.kind, record, request.owner));
-  const contents = new Map<string, SalesRegistration | CaseRecord>();
-  for (const [i, id] of firstIds.entries()) if (!contents.has(id)) contents.set(id, request.records[i]);
-
-  const decisions = new Map<string, Decision>();
-  let idempotencyEntry: IdempotencyEntry | undefined;
-
-  if (contents.size === 1 && !request.idempotencyKey) {
-    // Fast path: one conditional write decides whether the content is new.
-    const [[firstId, record]] = contents;
-    const candidate = newStatus(firstId, request, record, now.toISOString());
-    if (await putStatusRecordIfAbsent(candidate)) {
-      decisions.set(firstId, { id: firstId, create: candidate, written: true, queue: message(candidate) });
-    } else {
-      const first = (await getStatusRecords([firstId])).get(firstId);
-      decisions.set(firstId, await decide(firstId, first, request, record, now));
+  const options: CallOptions = { abortSignal: request.abortSignal };
+  const contentIds = request.records.map((record) => contentId(request.kind, record, request.owner));
+  try {
+    return request.idempotencyKey === undefined
+      ? await acceptByContent(request, contentIds, now, options)
+      : await acceptByKey(request, request.idempotencyKey, contentIds, now, options);
+  } catch (error) {
+    if (isAwsUnavailable(error)) {
+      throw new QueueUnavailableError('the records could not be stored and queued in time', { cause: error });
     }
-  } else {
-    const keyHash =
-      request.idempotencyKey === undefined
-        ? undefined
-        : sha256(`${request.owner}\n${request.idempotencyKey}`);
-    const keyPk = keyHash === undefined ? undefined : idempotencyPk(request.kind, keyHash);
-    const found = await batchGetItems(keyPk ? [...contents.keys(), keyPk] : [...contents.keys()]);
-    if (keyPk && keyHash) {
-      const entry = readIdempotencyEntry(found.get(keyPk));
-      // The normalised records stand for the body: computed only when a key came, it costs 3 ms for 500 records.
-      const bodyHash = sha256(canonicalJson(request.records));
-      if (entry && entry.expiresAt > now.getTime() / 1000) {
-        if (entry.bodyHash !== bodyHash) throw new IdempotencyConflictError();
-      } else {
-        const expiresAt = Math.floor(now.getTime() / 1000) + IDEMPOTENCY_WINDOW_SECONDS;
-        idempotencyEntry = { kind: request.kind, keyHash, bodyHash, expiresAt };
-      }
-    }
-    for (const [firstId, record] of contents) {
-      const item = found.get(firstId);
-      decisions.set(firstId, await decide(firstId, item ? fromItem(item) : undefined, request, record, now));
-    }
+    throw error;
   }
-
-  const all = [...decisions.values()];
-  const toWrite = all.filter((d) => d.create && !d.written).map((d) => d.create as StatusRecord);
-  if (toWrite.length > 0 || idempotencyEntry) {
-    await putStatusRecords(toWrite, idempotencyEntry ? [idempotencyEntry] : []);
-  }
-  await Promise.all(
-    all.flatMap((d) =>
-      d.pointFrom && d.create ? [pointToLatest(d.pointFrom, d.id, d.create.acceptedAt)] : [],
-    ),
-  );
-
-  const toQueue = all.flatMap((d) => (d.queue ? [d.queue] : []));
-  const failedIds = toQueue.length > 0 ? await sendRecords(queueUrlFor(request.kind), toQueue) : [];
-  if (failedIds.length > 0) {
-    // Records this request created but could not queue are taken back, so they are not half accepted; the
-    // caller's retry creates them again under the same ids. Should this clean-up fail as well, the duplicate
-    // check of that retry queues them again (they stay untouched `accepted`).
-    const created = new Set(all.filter((d) => d.create).map((d) => d.id));
-    const takeBack = failedIds.filter((id) => created.has(id));
-    await deleteStatusRecords(takeBack).catch(() => undefined);
-    throw new QueueUnavailableError(failedIds.length);
-  }
-  return firstIds.map((firstId) => (decisions.get(firstId) as Decision).id);
 };

@@ -3,8 +3,9 @@ export const DUPLICATE_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** An `Idempotency-Key` is remembered this long. */
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
 /**
- * A duplicate of a record that is still `accepted`, untouched by the worker for this long, is queued again:
- * the request that accepted it may have died between writing its status and queueing it. Far longer than an
- * intake request can run (API Gateway stops at 29 s), so a live request is never second-guessed.
+ * A request holding an `Idempotency-Key` for longer than this has died (the function times out after 10 s, API
+ * Gateway gives up after 29 s): a retry with the same body takes the key over instead of getting 409.
  */
-export const REQUEUE_UNTOUCHED_AFTER_MS = 5 * 60 * 1000;
+export const IDEMPOTENCY_TAKEOVER_MS = 30 * 1000;
+/** Time kept back from the function's remaining time to answer 503 when AWS calls run late. */
+export const ANSWER_RESERVE_MS = 1500;

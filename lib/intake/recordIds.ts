@@ -28,9 +28,28 @@ export const sha256 = (text: string): string => createHash('sha256').update(text
 export const contentId = (kind: RecordKind, record: object, owner: string): string =>
   sha256(`${kind}\n${owner}\n${canonicalJson(record)}`).slice(0, 32);
 
-/** The id of the same content accepted again after the duplicate window: the first id plus the time, base 36. */
-export const laterId = (firstId: string, acceptedAt: Date): string =>
-  `${firstId}-${Math.floor(acceptedAt.getTime() / 1000).toString(36)}`;
+/**
+ * The id of the same content accepted again after the duplicate window, generation `generation` (1, 2, …) of the
+ * content whose first id is `firstId`. Derived, not random, so that two requests racing to accept the content again
+ * both name the same record, and only one of them can create it. 32 hex characters like every record id: SAP's
+ * `RegistrationId` and Salesforce's external id hold no more.
+ *
+ * @example
+ * generationId('9b1f…', 1) // '4c2e…' (32 hex characters)
+ */
+export const generationId = (firstId: string, generation: number): string =>
+  generation === 0 ? firstId : sha256(`${firstId}\ngeneration ${generation}`).slice(0, 32);
 
-/** What a record id looks like: 32 hex characters, plus `-<time>` for content accepted again after 24 hours. */
-export const RECORD_ID_PATTERN = '^[0-9a-f]{32}(-[0-9a-z]{1,12})?$';
+/**
+ * The id of a record accepted under an `Idempotency-Key`: the key, not the content alone, decides what is a
+ * repeat, so the same content under a new key is a new record. Identical records within one request are still
+ * one record.
+ *
+ * @example
+ * keyedId('3a7d…', '9b1f…') // '0e55…'
+ */
+export const keyedId = (keyHash: string, contentIdOfRecord: string): string =>
+  sha256(`${keyHash}\n${contentIdOfRecord}`).slice(0, 32);
+
+/** What a record id looks like: 32 lower-case hex characters, always. */
+export const RECORD_ID_PATTERN = '^[0-9a-f]{32}$';

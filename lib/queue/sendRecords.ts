@@ -20,16 +20,22 @@ export const messageBody = (message: QueuedRecord): string =>
     [...c.split('')].map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
   );
 
-const sendBatch = async (queueUrl: string, batch: QueuedRecord[]): Promise<string[]> => {
+const sendBatch = async (
+  queueUrl: string,
+  batch: QueuedRecord[],
+  options: { abortSignal?: AbortSignal },
+): Promise<string[]> => {
   let pending: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({
     Id: String(index),
     MessageBody: messageBody(message),
   }));
   for (let round = 0; round <= ENTRY_RETRY_ROUNDS && pending.length > 0; round++) {
     if (round > 0) await pause(50 * 2 ** round);
+    if (options.abortSignal?.aborted) break;
     try {
       const out = await sqsClient().send(
         new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: pending }),
+        options,
       );
       const failed = new Set((out.Failed ?? []).map((entry) => entry.Id));
       pending = pending.filter((entry) => failed.has(entry.Id));
@@ -43,20 +49,25 @@ const sendBatch = async (queueUrl: string, batch: QueuedRecord[]): Promise<strin
 };
 
 /**
- * Queues records, 10 to a call, re-sending entries SQS refuses.
+ * Queues records, 10 to a call, re-sending entries SQS refuses. With `abortSignal`, it stops when the signal
+ * aborts and reports what it had not sent by then.
  *
  * @returns the ids of the records that could not be queued (empty when all were).
  * @example
  * const failedIds = await sendRecords(queueUrl, [{ id, kind: 'caseRecord', requestId, record }]);
  */
-export const sendRecords = async (queueUrl: string, messages: QueuedRecord[]): Promise<string[]> => {
+export const sendRecords = async (
+  queueUrl: string,
+  messages: QueuedRecord[],
+  options: { abortSignal?: AbortSignal } = {},
+): Promise<string[]> => {
   const batches: QueuedRecord[][] = [];
   for (let i = 0; i < messages.length; i += ENTRIES_PER_BATCH)
     batches.push(messages.slice(i, i + ENTRIES_PER_BATCH));
   const failed: string[] = [];
   for (let i = 0; i < batches.length; i += PARALLEL_BATCHES) {
     const results = await Promise.all(
-      batches.slice(i, i + PARALLEL_BATCHES).map((b) => sendBatch(queueUrl, b)),
+      batches.slice(i, i + PARALLEL_BATCHES).map((b) => sendBatch(queueUrl, b, options)),
     );
     for (const ids of results) failed.push(...ids);
   }

@@ -5,9 +5,14 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
+import { sendRecords } from '../queue/sendRecords.ts';
+import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
 import { scanStatusRecords } from '../store/scanStatus.ts';
 import { reopenFailedRecord } from '../store/statusUpdates.ts';
 import type { QueuedRecord, RecordKind } from '../types.ts';
+
+/** Reopened records are due for the reconciler this long after the redrive, unless their message comes back first. */
+const reopenDue = (at: Date) => dueAfter(at, reconcileSettings().reconcileAfterSeconds);
 
 export interface RedriveQueues {
   sqs: SQSClient;
@@ -18,16 +23,27 @@ export interface RedriveQueues {
 
 /**
  * Moves every message of a dead-letter queue back to its queue by hand (receive, send, delete) and puts each
- * record back to `accepted`. For the local queue, which has no message move task. A message is deleted from the
- * dead-letter queue only after it is on the queue again, so an interruption duplicates rather than loses.
+ * record back to `accepted`; then reopens the `failed` records whose messages are gone (the local dead-letter queue
+ * lives in memory and is empty after a restart) and queues them. For the local queue, which has no message move
+ * task. A message is deleted from the dead-letter queue only after it is on the queue again, so an interruption
+ * duplicates rather than loses; the worker's claim makes a duplicate harmless.
  *
- * @returns how many messages were moved.
+ * @returns how many messages were moved, and how many records without a message were queued again.
  */
-export const redriveByHand = async ({
-  sqs,
-  queueUrl,
-  deadLetterQueueUrl,
-}: RedriveQueues): Promise<number> => {
+export const redriveByHand = async (queues: RedriveQueues): Promise<{ moved: number; requeued: number }> => {
+  const moved = await moveDeadLetters(queues);
+  const at = new Date();
+  const reopened: QueuedRecord[] = [];
+  for await (const status of scanStatusRecords('failed', queues.kind)) {
+    if (await reopenFailedRecord(status.id, { at, dueAt: reopenDue(at) }))
+      reopened.push({ id: status.id, kind: status.kind, requestId: status.requestId, record: status.record });
+  }
+  // Should sending fail, the records are `accepted` and due: the reconciler queues them.
+  const failed = await sendRecords(queues.queueUrl, reopened);
+  return { moved, requeued: reopened.length - failed.length };
+};
+
+const moveDeadLetters = async ({ sqs, queueUrl, deadLetterQueueUrl }: RedriveQueues): Promise<number> => {
   let moved = 0;
   for (;;) {
     const out = await sqs.send(
@@ -42,7 +58,8 @@ export const redriveByHand = async ({
     if (messages.length === 0) return moved;
     for (const message of messages) {
       const body = JSON.parse(message.Body ?? '{}') as Partial<QueuedRecord>;
-      if (typeof body.id === 'string') await reopenFailedRecord(body.id);
+      const at = new Date();
+      if (typeof body.id === 'string') await reopenFailedRecord(body.id, { at, dueAt: reopenDue(at) });
     }
     const sent = await sqs.send(
       new SendMessageBatchCommand({
@@ -65,6 +82,8 @@ export const redriveByHand = async ({
 /**
  * On AWS: puts every `failed` record of the kind back to `accepted`, then starts SQS's message move task from the
  * dead-letter queue to its queue. Records go first, so no message arrives for a record the worker would skip.
+ * A record whose message is no longer in the dead-letter queue (kept 14 days) is queued by the reconciler once
+ * it is due; one whose message does come back is claimed by the worker first, and the reconciler leaves it.
  *
  * @returns how many records were reopened and the move task's handle.
  */
@@ -74,8 +93,9 @@ export const redriveOnAws = async (
   arns: { queueArn: string; deadLetterQueueArn: string },
 ): Promise<{ reopened: number; taskHandle?: string }> => {
   let reopened = 0;
+  const at = new Date();
   for await (const status of scanStatusRecords('failed', kind)) {
-    if (await reopenFailedRecord(status.id)) reopened++;
+    if (await reopenFailedRecord(status.id, { at, dueAt: reopenDue(at) })) reopened++;
   }
   const task = await sqs.send(
     new StartMessageMoveTaskCommand({ SourceArn: arns.deadLetterQueueArn, DestinationArn: arns.queueArn }),

@@ -7,9 +7,14 @@ import {
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { recordsTable } from '../config.ts';
-import type { RecordKind } from '../types.ts';
-import { batchDeleteItems, batchGetItems, batchPutItems, type Item } from './table.ts';
-import type { IdempotencyEntry, StatusRecord } from './types.ts';
+import { batchGetItems, type Item } from './table.ts';
+import type { StatusRecord } from './types.ts';
+
+/** Options of a call made on behalf of a request with a deadline. */
+export interface CallOptions {
+  /** Aborts the call (and its retries) when the request's time is up. */
+  abortSignal?: AbortSignal;
+}
 
 /** Status records are keyed by the record id itself. */
 export const toItem = (record: StatusRecord): Item =>
@@ -20,14 +25,11 @@ export const fromItem = (item: Item): StatusRecord => {
   return rest as StatusRecord;
 };
 
-/** Partition key of an idempotency entry: the caller's key is hashed, so any text is a safe key. */
-export const idempotencyPk = (kind: RecordKind, keyHash: string): string => `idem#${kind}#${keyHash}`;
-
 /**
  * Reads status records by id; ids without a record are absent from the map.
  *
  * @example
- * const records = await getStatusRecords(['3f0c...']);
+ * const records = await getStatusRecords(['3f0c...'], { consistent: true });
  */
 export const getStatusRecords = async (
   ids: string[],
@@ -37,26 +39,35 @@ export const getStatusRecords = async (
   return new Map([...items].map(([pk, item]) => [pk, fromItem(item)]));
 };
 
-/** Reads one status record, or undefined. */
-export const getStatusRecord = async (id: string): Promise<StatusRecord | undefined> => {
+/**
+ * Reads one status record (a consistent read), or undefined.
+ *
+ * @example
+ * const status = await getStatusRecord('3f0c...');
+ */
+export const getStatusRecord = async (
+  id: string,
+  options: CallOptions = {},
+): Promise<StatusRecord | undefined> => {
   const out = await dynamoClient().send(
     new GetItemCommand({ TableName: recordsTable(), Key: { pk: { S: id } }, ConsistentRead: true }),
+    options,
   );
   return out.Item ? fromItem(out.Item) : undefined;
 };
 
-/** Writes new status records and idempotency entries together, 25 items a call. */
-export const putStatusRecords = (records: StatusRecord[], entries: IdempotencyEntry[] = []): Promise<void> =>
-  batchPutItems([
-    ...records.map(toItem),
-    ...entries.map((entry) => marshall({ pk: idempotencyPk(entry.kind, entry.keyHash), ...entry })),
-  ]);
-
 /**
- * Writes a status record unless one with its id exists. One call: the fast path for a single record.
+ * Writes a status record unless one with its id exists: the one write that decides which request creates a
+ * record, however many race for it.
+ *
  * @returns false when the id was already taken.
+ * @example
+ * if (await putStatusRecordIfAbsent(status)) queue(status);
  */
-export const putStatusRecordIfAbsent = async (record: StatusRecord): Promise<boolean> => {
+export const putStatusRecordIfAbsent = async (
+  record: StatusRecord,
+  options: CallOptions = {},
+): Promise<boolean> => {
   try {
     await dynamoClient().send(
       new PutItemCommand({
@@ -64,6 +75,7 @@ export const putStatusRecordIfAbsent = async (record: StatusRecord): Promise<boo
         Item: toItem(record),
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
+      options,
     );
     return true;
   } catch (error) {
@@ -72,25 +84,31 @@ export const putStatusRecordIfAbsent = async (record: StatusRecord): Promise<boo
   }
 };
 
-/** Removes status records that were written but never queued (the caller got 503 and will retry). */
-export const deleteStatusRecords = (ids: string[]): Promise<void> => batchDeleteItems(ids);
-
-/** Records on the first record of a content that the same content was accepted again later, as `latestId`. */
-export const pointToLatest = async (
+/**
+ * Notes on the first record of a content that generation `generation` of it exists, so that the next duplicate
+ * check starts there. Never lowers the hint; a lost note only costs the next check one more read.
+ *
+ * @example
+ * await noteLatestGeneration(firstId, 1);
+ */
+export const noteLatestGeneration = async (
   firstId: string,
-  latestId: string,
-  latestAcceptedAt: string,
+  generation: number,
+  options: CallOptions = {},
 ): Promise<void> => {
-  await dynamoClient().send(
-    new UpdateItemCommand({
-      TableName: recordsTable(),
-      Key: { pk: { S: firstId } },
-      UpdateExpression: 'SET latestId = :id, latestAcceptedAt = :at',
-      ExpressionAttributeValues: { ':id': { S: latestId }, ':at': { S: latestAcceptedAt } },
-    }),
-  );
+  try {
+    await dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: recordsTable(),
+        Key: { pk: { S: firstId } },
+        UpdateExpression: 'SET latestGeneration = :generation',
+        ConditionExpression:
+          'attribute_exists(pk) AND (attribute_not_exists(latestGeneration) OR latestGeneration < :generation)',
+        ExpressionAttributeValues: { ':generation': { N: String(generation) } },
+      }),
+      options,
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
 };
-
-/** Reads idempotency entries, keyed by partition key. */
-export const readIdempotencyEntry = (item: Item | undefined): IdempotencyEntry | undefined =>
-  item ? (unmarshall(item) as IdempotencyEntry) : undefined;

@@ -21,18 +21,37 @@ export interface StatusRecord {
   downstreamId?: string;
   error?: string;
   /**
-   * Set on the first record of a content when the same content was accepted again after the duplicate window:
-   * the id and time of that later record, so duplicate detection compares against the newest one.
+   * On the first record of a content: the newest generation of the same content accepted again after the
+   * duplicate window (see `generationId`). A hint only: the generations themselves are created conditionally.
    */
-  latestId?: string;
-  latestAcceptedAt?: string;
+  latestGeneration?: number;
+  /**
+   * Present while the record is `accepted` (its kind): the partition key of the sparse `open` index, through
+   * which the reconciler and the local runner find records to queue without a table scan.
+   */
+  openKind?: RecordKind;
+  /**
+   * While `accepted`: when the reconciler queues the record again if nobody has touched it by then (ISO time; the
+   * sort key of the `open` index). Intake sets it a few minutes after acceptance, a worker pushes it past its
+   * lease and the next retry, the reconciler past its own re-queue.
+   */
+  dueAt?: string;
+  /** While a worker delivers the record: until when its claim holds (ISO time). Others wait or drop their copy. */
+  leaseUntil?: string;
 }
+
+/** Where the request that first came with an `Idempotency-Key` stands. */
+export type IdempotencyState = 'started' | 'done' | 'retry';
 
 /** An `Idempotency-Key` seen in the last 24 hours, with a hash of the body it came with. */
 export interface IdempotencyEntry {
   kind: RecordKind;
   keyHash: string;
   bodyHash: string;
+  /** `started` while a request works on it, `done` once answered 200, `retry` after it answered 503. */
+  state: IdempotencyState;
+  /** When the request working on it started (ISO time): whoever holds the key is named by this. */
+  startedAt: string;
   /** Epoch seconds; DynamoDB's TTL removes the entry after it. */
   expiresAt: number;
 }

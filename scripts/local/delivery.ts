@@ -6,7 +6,8 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { requeueAcceptedRecords } from '../../lib/intake/requeueAccepted.ts';
+import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
+import { positiveInteger } from '../../lib/settings.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { localClientConfig } from './aws.ts';
@@ -44,6 +45,33 @@ const startSandboxes = async (): Promise<{ sap?: SapSandbox; salesforce?: Salesf
 };
 
 /**
+ * The reconciler as the scheduled function runs on AWS, every RECONCILE_INTERVAL_SECONDS (default 60) here: the
+ * same code, queueing the `accepted` records nobody has queued or worked on in time.
+ */
+const startReconciler = () => {
+  const seconds = positiveInteger('RECONCILE_INTERVAL_SECONDS', process.env.RECONCILE_INTERVAL_SECONDS, 60);
+  let running: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running.then(async () => {
+      try {
+        const { requeued } = await reconcileOpenRecords();
+        const count = requeued.salesRegistration + requeued.caseRecord;
+        if (count > 0) log(`reconciler: queued again ${count} record(s) nobody had queued in time`);
+      } catch (error) {
+        log(`reconciler: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    });
+  }, seconds * 1000);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
+};
+
+/**
  * The local runner's hook (LocalStackOptions.onStarted): starts delivery and returns what stops it.
  */
 export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promise<void>> => {
@@ -52,9 +80,12 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
   const sandboxes = await startSandboxes();
   const { handler } = await import('../../functions/deliveryWorker.ts');
 
-  const requeued = await requeueAcceptedRecords();
+  // The queue lived in the last run's memory: every record still `accepted` is queued again (found through the
+  // `open` index, no scan); a copy of one still being delivered waits for its lease.
+  const { requeued } = await reconcileOpenRecords({ everyOpenRecord: true });
   const count = requeued.salesRegistration + requeued.caseRecord;
   if (count > 0) log(`queued again ${count} record(s) still accepted from the last run`);
+  const reconciler = startReconciler();
 
   const sqs = new SQSClient({ ...localClientConfig(stack.sqsEndpoint), useQueueUrlAsEndpoint: false });
   const pollers = [stack.queues.SalesRegistrationQueue, stack.queues.CaseQueue].map((queue) =>
@@ -81,6 +112,7 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
   );
 
   return async () => {
+    await reconciler.stop();
     await Promise.all(pollers.map((p) => p.stop()));
     sqs.destroy();
     await Promise.all([sandboxes.sap?.stop(), sandboxes.salesforce?.stop(), rm(runnerFile, { force: true })]);

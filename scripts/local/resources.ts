@@ -188,6 +188,17 @@ async function ensureTable(dynamodb: DynamoDBClient, name: string, properties: R
           'delete the local data directory (or set DATA_DIR) to recreate it',
       );
     }
+    const indexes = new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+    const missing = ((input.GlobalSecondaryIndexes ?? []) as { IndexName: string }[])
+      .map((index) => index.IndexName)
+      .filter((index) => !indexes.has(index));
+    if (missing.length > 0) {
+      // dynalite cannot add an index to an existing table.
+      throw new Error(
+        `local table ${name} lacks the index ${missing.join(', ')} that serverless.yml declares (it was made by an ` +
+          'older version): delete the local data directory (or set DATA_DIR) to recreate it',
+      );
+    }
     arn = Table?.TableArn;
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;

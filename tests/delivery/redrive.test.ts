@@ -4,12 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redriveByHand, redriveOnAws } from '../../lib/redrive/redrive.ts';
-import { getStatusRecord, putStatusRecords } from '../../lib/store/statusRecords.ts';
+import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import type { StatusRecord } from '../../lib/store/types.ts';
 import { localClientConfig } from '../../scripts/local/aws.ts';
 import { caseInput } from '../factories/records.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
 import { readBody } from '../support/readBody.ts';
+import { seedStatusRecords } from '../support/seedStatus.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let sqs: SQSClient;
@@ -41,7 +42,7 @@ describe('redrive', () => {
   it('moves dead-lettered messages back to their queue by hand (local queue) and reopens their records', async () => {
     // Prepare: two failed cases whose messages are in the dead-letter queue.
     const records = [failedRecord('caseRecord'), failedRecord('caseRecord')];
-    await putStatusRecords(records);
+    await seedStatusRecords(records);
     const deadLetters = aws.resources.queues.CaseDeadLetterQueue.url;
     for (const r of records) {
       await sqs.send(
@@ -59,7 +60,7 @@ describe('redrive', () => {
       deadLetterQueueUrl: deadLetters,
     });
     // Assess
-    expect(moved).toBe(2);
+    expect(moved).toEqual({ moved: 2, requeued: 0 });
     expect(await aws.drain(deadLetters)).toEqual([]);
     expect((await aws.drain(aws.resources.queues.CaseQueue.url)).map((m) => m.id).sort()).toEqual(
       records.map((r) => r.id).sort(),
@@ -91,7 +92,7 @@ describe('redrive', () => {
     const failedSale = failedRecord('salesRegistration');
     const failedCase = failedRecord('caseRecord');
     const deliveredSale = failedRecord('salesRegistration', 'delivered');
-    await putStatusRecords([failedSale, failedCase, deliveredSale]);
+    await seedStatusRecords([failedSale, failedCase, deliveredSale]);
     // Act
     const result = await redriveOnAws(awsSqs, 'salesRegistration', {
       queueArn: 'arn:aws:sqs:eu-west-1:000000000000:sales',
@@ -109,9 +110,65 @@ describe('redrive', () => {
         },
       },
     ]);
-    expect((await getStatusRecord(failedSale.id))?.status).toBe('accepted');
+    // Reopened into the `open` index: if its message has expired from the dead-letter queue, the reconciler
+    // queues it once it is due.
+    expect(await getStatusRecord(failedSale.id)).toMatchObject({
+      status: 'accepted',
+      openKind: 'salesRegistration',
+      dueAt: expect.any(String),
+    });
     expect((await getStatusRecord(failedCase.id))?.status).toBe('failed');
     expect((await getStatusRecord(deliveredSale.id))?.status).toBe('delivered');
+  });
+
+  it('after a restart (local dead letters gone) reopens and queues the failed records, each once', async () => {
+    // Prepare: failed cases whose dead letters were lost with the local queue's memory; one has its message.
+    const [withMessage, lost1, lost2] = [
+      failedRecord('caseRecord'),
+      failedRecord('caseRecord'),
+      failedRecord('caseRecord'),
+    ];
+    await seedStatusRecords([withMessage, lost1, lost2]);
+    const deadLetters = aws.resources.queues.CaseDeadLetterQueue.url;
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: deadLetters,
+        MessageBody: JSON.stringify({
+          id: withMessage.id,
+          kind: withMessage.kind,
+          requestId: withMessage.requestId,
+          record: withMessage.record,
+        }),
+      }),
+    );
+    // Act
+    const result = await redriveByHand({
+      sqs,
+      kind: 'caseRecord',
+      queueUrl: aws.resources.queues.CaseQueue.url,
+      deadLetterQueueUrl: deadLetters,
+    });
+    const queued = await aws.drain(aws.resources.queues.CaseQueue.url);
+    const again = await redriveByHand({
+      sqs,
+      kind: 'caseRecord',
+      queueUrl: aws.resources.queues.CaseQueue.url,
+      deadLetterQueueUrl: deadLetters,
+    });
+    // Assess
+    // (A failed case of the test above is in the same table: it is reopened too.)
+    const ours = new Set([withMessage.id, lost1.id, lost2.id]);
+    expect(result.moved).toBe(1);
+    expect(result.requeued).toBe(queued.length - 1);
+    expect(
+      queued
+        .map((m) => m.id)
+        .filter((id) => ours.has(id))
+        .sort(),
+    ).toEqual([...ours].sort());
+    expect(again).toEqual({ moved: 0, requeued: 0 });
+    for (const r of [withMessage, lost1, lost2])
+      expect(await getStatusRecord(r.id)).toMatchObject({ status: 'accepted', openKind: 'caseRecord' });
   });
 });
 

@@ -66,6 +66,9 @@ const acceptSales = async (count = 1): Promise<string[]> => {
   return JSON.parse(response.body).registrations.map((r: { id: string }) => r.id);
 };
 
+/** The workers' lease in this test run (vitest.config.ts sets DELIVERY_LEASE_SECONDS). */
+const leaseMs = Number(process.env.DELIVERY_LEASE_SECONDS) * 1000;
+
 const poll = (queueUrl: string, handler: SqsHandler = deliveryWorker, visibilityTimeout?: number) =>
   pollOnce({ sqs, queueUrl, handler, batchSize: 10, visibilityTimeout });
 
@@ -172,13 +175,13 @@ describe('delivery worker', () => {
   });
 
   it('still yields one SAP registration when the worker dies after the ERP call and before its status write', async () => {
-    // Prepare: the status write after the ERP call fails, as if the worker died there.
+    // Prepare: the claim goes through, the status write after the ERP call fails, as if the worker died there.
     const [id] = await acceptSales();
-    dynamoProxy.failAfter(0);
-    // Act
+    dynamoProxy.failAfter(1);
+    // Act: the copy comes back after the dead worker's lease (DELIVERY_LEASE_SECONDS) has run out.
     const crashed = await poll(salesQueue, deliveryWorker, 1);
     dynamoProxy.heal();
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await new Promise((resolve) => setTimeout(resolve, leaseMs + 300));
     const redelivered = await poll(salesQueue);
     // Assess
     expect(crashed.failed).toBe(1);
@@ -192,10 +195,10 @@ describe('delivery worker', () => {
 
   it('still yields one Salesforce case when the worker dies after the upsert and before its status write', async () => {
     const crmId = await acceptCase();
-    dynamoProxy.failAfter(0);
+    dynamoProxy.failAfter(1);
     await poll(caseQueue, deliveryWorker, 1);
     dynamoProxy.heal();
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await new Promise((resolve) => setTimeout(resolve, leaseMs + 300));
     await poll(caseQueue);
     expect(salesforce.cases.filter((c) => c.externalId === crmId)).toHaveLength(1);
     expect(await getStatusRecord(crmId)).toMatchObject({ status: 'delivered' });

@@ -21,7 +21,7 @@ import { awsOk, startScriptedAws } from '../support/scriptedAws.ts';
 const SALES = '/erp/sales_registration';
 const CASE = '/crm/case';
 const API_FUNCTIONS = ['salesRegistration', 'crmCase', 'recordStatus'] as const;
-const WORKERS = ['erpDelivery', 'crmDelivery'] as const;
+const WORKERS = ['erpDelivery', 'crmDelivery', 'reconciler'] as const;
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let secrets: Awaited<ReturnType<typeof startScriptedAws>>;
@@ -30,7 +30,7 @@ const sources: Record<string, string[]> = {};
 
 /** Runs handler invocations in one fresh process of the unpacked bundles; returns their answers. */
 const runBundles = async (
-  calls: { fn: (typeof API_FUNCTIONS)[number]; event: APIGatewayProxyEvent }[],
+  calls: { fn: (typeof API_FUNCTIONS)[number] | 'reconciler'; event: APIGatewayProxyEvent | object }[],
   env: Record<string, string | undefined> = {},
 ): Promise<{ statusCode: number; body: string }[]> => {
   const callsFile = join(unpacked, `calls-${Date.now()}-${Math.random()}.json`);
@@ -53,8 +53,8 @@ const calls = JSON.parse(await readFile(callsFile, 'utf8'));
 const answers = [];
 for (const { fn, event } of calls) {
   const { handler } = await import(join(import.meta.dirname, fn, 'functions', fn + '.mjs'));
-  const context = { awsRequestId: event.requestContext.requestId, functionName: fn, getRemainingTimeInMillis: () => 10000 };
-  const { statusCode, body } = await handler(event, context);
+  const context = { awsRequestId: event.requestContext?.requestId ?? 'scheduled', functionName: fn, getRemainingTimeInMillis: () => 10000 };
+  const { statusCode, body } = (await handler(event, context)) ?? {};
   answers.push({ statusCode, body });
 }
 await writeFile(answersFile, JSON.stringify(answers));
@@ -161,24 +161,30 @@ describe('the API functions as deployed', () => {
     expect(JSON.parse(secretCalls[0].body)).toMatchObject({ SecretId: 'dealer-gateway/api-keys' });
   });
 
-  it('answer 503 when SQS cannot be reached, and the retry queues the record exactly once', async () => {
+  it('answer 503 when SQS cannot be reached; the retry gets 200 and the packaged reconciler queues the record once', async () => {
     // Prepare
     const sale = salesRegistrationInput({ FrameNum: uniqueFrame() });
     const closed = await startScriptedAws([awsOk()]);
     await closed.stop();
     // Act
+    // The record is stored, then SQS fails: due for the reconciler a second later (RECONCILE_AFTER_SECONDS).
     const [unavailable] = await runBundles([{ fn: 'salesRegistration', event: jsonPost(SALES, [sale]) }], {
       ...deployedEnv(),
       AWS_ENDPOINT_URL_SQS: closed.endpoint,
+      RECONCILE_AFTER_SECONDS: '1',
     });
     const [retried] = await runBundles(
       [{ fn: 'salesRegistration', event: jsonPost(SALES, [sale]) }],
       deployedEnv(),
     );
-    const messages = await aws.drain(aws.resources.queues.SalesRegistrationQueue.url);
+    const queuedByRetry = await aws.drain(aws.resources.queues.SalesRegistrationQueue.url);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await runBundles([{ fn: 'reconciler', event: {} }], deployedEnv());
+    const queuedByReconciler = await aws.drain(aws.resources.queues.SalesRegistrationQueue.url);
     // Assess
     expect(unavailable.statusCode).toBe(503);
     expect(retried.statusCode).toBe(200);
-    expect(messages.map((m) => m.id)).toEqual([JSON.parse(retried.body).registrations[0].id]);
+    expect(queuedByRetry).toEqual([]);
+    expect(queuedByReconciler.map((m) => m.id)).toEqual([JSON.parse(retried.body).registrations[0].id]);
   });
 });

@@ -128,21 +128,34 @@ describe('packaged CloudFormation template', () => {
     }
   });
 
-  it('alarms on dead letters, worker errors and the oldest message, to an SNS topic with an optional e-mail', () => {
+  it('alarms on new dead letters, worker errors, the oldest message and stuck records, to an SNS topic', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     const on = (metric: string) => alarms.filter((a) => a.MetricName === metric);
-    const dlqs = ofType('AWS::SQS::Queue')
-      .filter(([, q]) => !q.Properties.RedrivePolicy)
-      .map(([id]) => id);
+    // Every minute with a new dead letter fires (not the queue's depth, which stays in ALARM while old ones wait).
     expect(
-      on('ApproximateNumberOfMessagesVisible')
+      on('failed')
         .map((a) => ref(a.Dimensions))
         .sort(),
     ).toEqual(
-      dlqs.map((id) => ref([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [id, 'QueueName'] } }])).sort(),
+      ['crm', 'erp'].map((d) =>
+        ref([
+          { Name: 'service', Value: 'dealer-gateway' },
+          { Name: 'downstream', Value: d },
+        ]),
+      ),
     );
-    for (const a of on('ApproximateNumberOfMessagesVisible'))
-      expect([a.Threshold, a.ComparisonOperator]).toEqual([0, 'GreaterThanThreshold']);
+    for (const a of on('failed'))
+      expect([a.Statistic, a.Period, a.Threshold, a.ComparisonOperator, a.TreatMissingData]).toEqual([
+        'Sum',
+        60,
+        0,
+        'GreaterThanThreshold',
+        'notBreaching',
+      ]);
+    expect(on('ApproximateNumberOfMessagesVisible')).toEqual([]);
+    expect(on('oldestRequeuedWait').map((a) => [a.Threshold, a.ComparisonOperator])).toEqual([
+      [1800, 'GreaterThanThreshold'],
+    ]);
     expect(
       on('Errors')
         .map((a) => ref(a.Dimensions))
