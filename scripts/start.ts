@@ -23,9 +23,13 @@ const startup = new AbortController();
 let starting: Promise<LocalStack> | undefined;
 let started: LocalStack | undefined;
 
+let parentWatch: NodeJS.Timeout | undefined;
+
 // Signal handling first: loading the stack (AWS SDK, fauxqs, dynalite) takes a few hundred ms.
 onShutdownSignal(
   async () => {
+    // Stopping already: npm going away now (as on SIGHUP) is no second signal.
+    clearInterval(parentWatch);
     // During start-up, the abort makes startLocalStack stop whatever it started, then reject.
     startup.abort(new Error('interrupted'));
     const stack = await starting?.catch(() => undefined);
@@ -40,7 +44,7 @@ onShutdownSignal(
 
 // `kill <npm pid>` stops npm without passing the signal on: when our parent goes away, stop as on SIGTERM.
 const parentAtStart = process.ppid;
-setInterval(() => {
+parentWatch = setInterval(() => {
   if (process.ppid !== parentAtStart) process.emit('SIGTERM', 'SIGTERM');
 }, 500).unref();
 

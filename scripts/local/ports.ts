@@ -26,22 +26,51 @@ export async function freePorts(count: number): Promise<number[]> {
   return ports;
 }
 
-/** Rejects with a clear message when something already listens on `port` (on any local address). */
-export function assertPortFree(port: number): Promise<void> {
+/** How long a port that is in use is waited for: a stopping local stack releases its port within seconds. */
+export const portWaitMs = 10_000;
+
+/**
+ * Resolves once nothing listens on `port` (on any local address). While something does, waits for it to be
+ * released, saying so once, for up to `timeoutMs` (default `portWaitMs`), then rejects with a clear message.
+ */
+export async function waitForPortFree(
+  port: number,
+  options: { timeoutMs?: number; signal?: AbortSignal; log?: (line: string) => void } = {},
+): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? portWaitMs;
+  const log = options.log ?? ((line: string) => process.stderr.write(`[local] ${line}\n`));
+  const started = Date.now();
+  for (let waiting = false; ; waiting = true) {
+    options.signal?.throwIfAborted();
+    if (!(await portInUse(port))) {
+      if (waiting) log(`port ${port} is free after ${Date.now() - started} ms`);
+      return;
+    }
+    if (Date.now() - started >= timeoutMs) {
+      throw new Error(
+        `port ${port} is in use${waiting ? ` (still, after ${timeoutMs / 1000} s)` : ''}: stop whatever listens there or set PORT to another port`,
+      );
+    }
+    if (!waiting) {
+      log(
+        `port ${port} is in use: waiting up to ${timeoutMs / 1000} s for it to be released (a local stack that is stopping releases it within seconds)`,
+      );
+    }
+    await sleep(100);
+  }
+}
+
+/** Whether something listens on `port`, tried by listening there. */
+function portInUse(port: number): Promise<boolean> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
     server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(
-        error.code === 'EADDRINUSE'
-          ? new Error(
-              `port ${port} is already in use: stop whatever listens there or set PORT to another port`,
-            )
-          : error,
-      );
+      if (error.code === 'EADDRINUSE') resolve(true);
+      else reject(error);
     });
     // No host: binds the unspecified address, so it also collides with listeners on 127.0.0.1 or ::1.
-    server.listen(port, () => server.close(() => resolve()));
+    server.listen(port, () => server.close(() => resolve(false)));
   });
 }
 

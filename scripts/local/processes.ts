@@ -12,17 +12,25 @@ export function killGroup(pid: number, signal: NodeJS.Signals): boolean {
 }
 
 /**
+ * A repeat of the first signal within this time is the same stop, delivered twice: `npm` forwards SIGINT and
+ * SIGTERM to its child, which the terminal (or `kill -- -<group>`) has signalled already.
+ */
+const repeatMs = 1000;
+
+/**
  * Runs `shutdown` once on the first SIGINT / SIGTERM / SIGHUP, then exits with the code it returns. A second
- * signal while it runs exits at once with `onForce()` (e.g. SIGKILL the children first).
+ * signal while it runs exits at once with `onForce()` (e.g. SIGKILL the children first), unless it is the first
+ * one again within a second.
  */
 export function onShutdownSignal(shutdown: (signal: NodeJS.Signals) => Promise<number>, onForce: () => void) {
-  let shuttingDown = false;
+  let first: { signal: NodeJS.Signals; at: number } | undefined;
   const handler = (signal: NodeJS.Signals) => {
-    if (shuttingDown) {
+    if (first) {
+      if (signal === first.signal && Date.now() - first.at < repeatMs) return;
       onForce();
       process.exit(130);
     }
-    shuttingDown = true;
+    first = { signal, at: Date.now() };
     shutdown(signal).then(
       (code) => process.exit(code),
       (error) => {

@@ -8,7 +8,7 @@ import { localCredentials } from './aws.ts';
 import { type LocalQueueServer, startLocalQueue } from './localQueue.ts';
 import { type LocalStoreServer, startLocalStore } from './localStore.ts';
 import { describeExit, type OfflineProcess, startOffline } from './offline.ts';
-import { assertPortFree, freePorts, waitForHttp } from './ports.ts';
+import { freePorts, waitForHttp, waitForPortFree } from './ports.ts';
 import { binDir, defaultDataDir, localRegion } from './project.ts';
 import { createLocalResources, type LocalQueue, type LocalTable, predictLocalEnv } from './resources.ts';
 import {
@@ -94,6 +94,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           errors.push(error);
         }
       };
+      // First of all, so that a stack started meanwhile on the same data directory waits for this one.
+      await attempt(async () => store?.markStopping());
       await attempt(stopHook);
       await attempt(async () => offline?.stop());
       await Promise.all([attempt(async () => queue?.close()), attempt(async () => store?.close())]);
@@ -101,6 +103,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     })();
     return stopping;
   };
+
+  // Aborted during start-up (e.g. Ctrl-C): stopping already, before the step under way gives up.
+  signal?.addEventListener('abort', () => void store?.markStopping(), { once: true });
 
   // `osls print` runs while everything else starts; a failure elsewhere ends it through this.
   const printAbort = new AbortController();
@@ -119,13 +124,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     );
     printing.catch(() => {}); // awaited below, unless something else fails first
     const requestedPort = options.port ?? 3000;
+    // The data directory first: a stack stopping there (or killed) is waited for, and releases its port before
+    // its data directory. Then the port: something else, or a stack on another data directory, may hold it.
+    let locked = () => {};
+    const storeStarting = startLocalStore(dataDir, { signal, onLocked: () => locked() });
+    const dataDirLocked = new Promise<void>((resolve, reject) => {
+      locked = resolve;
+      storeStarting.catch(reject);
+    });
     // allSettled, not all: on a failure, stop() must see every emulator that did start.
     const [queueServer, storeServer, ports, cached] = await allSettled([
       startLocalQueue().then((server) => (queue = server)),
-      startLocalStore(dataDir).then((server) => (store = server)),
+      storeStarting.then((server) => (store = server)),
       freePorts(requestedPort === 0 ? 3 : 2),
       readCachedServerlessConfig(),
-      requestedPort === 0 ? undefined : assertPortFree(requestedPort),
+      requestedPort === 0 ? undefined : dataDirLocked.then(() => waitForPortFree(requestedPort, { signal })),
     ] as const);
     timing('emulators');
     signal?.throwIfAborted();

@@ -15,8 +15,8 @@ export interface RunningService {
 }
 
 /**
- * Starts the service as a person does, `npm start`, on a free port with its own data directory, and waits for
- * its `ready:` line.
+ * Starts the service as a person does, `npm start`, on a free port (or `PORT` if given) with its own data
+ * directory, and waits for its `ready:` line.
  *
  * @example
  * const service = await npmStart({ DATA_DIR: dir });
@@ -25,7 +25,7 @@ export interface RunningService {
 export const npmStart = async (
   env: Record<string, string> & { DATA_DIR: string },
 ): Promise<RunningService> => {
-  const [port] = await freePorts(1);
+  const port = env.PORT ? Number(env.PORT) : (await freePorts(1))[0];
   const started = Date.now();
   // Only the caller's settings: nothing of the test worker's own (its AWS endpoints, queue URLs) leaks in.
   const inherited = Object.fromEntries(
