@@ -7,7 +7,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import caseRecordFile from '../../schemas/caseRecord.schema.json' with { type: 'json' };
 import salesRegistrationFile from '../../schemas/salesRegistration.schema.json' with { type: 'json' };
 import { caseShape, RETRY_AFTER_SECONDS, salesRegistrationShape, statusShape } from '../http/shapes.ts';
-import { IdempotencyConflictError } from '../intake/errors.ts';
+import { IdempotencyConflictError, IdempotencyInProgressError } from '../intake/errors.ts';
 import { contentId, RECORD_ID_PATTERN } from '../intake/recordIds.ts';
 import { validateCaseRecord } from '../validation/caseRecord.ts';
 import { formatProblem } from '../validation/format.ts';
@@ -284,9 +284,10 @@ Every accepted record ends in exactly one of \`delivered\`, \`rejected\` or \`fa
 - **24-hour duplicate detection.** A record whose content, after normalisation (trimming, defaults, value \
 aliases), equals a record accepted in the last 24 hours gets the earlier id back and is not queued again. After \
 24 hours the same content is accepted as a new record with a new id.
-- **\`Idempotency-Key\`** (optional header, both POST operations): repeating a key with the same body gets the \
-same answer and queues nothing new; the same key with a different body gets **422**. A key is remembered for \
-24 hours.
+- **\`Idempotency-Key\`** (optional header, both POST operations): with it, the key alone decides what is a \
+repeat. Repeating a key with the same body gets the same answer and queues nothing new; the same key with a \
+different body gets **422**; the same key while its first request is still being processed gets **409** (retry \
+shortly). The same content under a new key is a new record. A key is remembered for 24 hours.
 - Whatever a client retries, each accepted record reaches the ERP or CRM **at most once as a new record**, so \
 retrying after a timeout, a network error, **500** or **503** is safe.
 
@@ -296,8 +297,8 @@ Refusals (4xx) name every problem, each field by its API name. Their shape diffe
 earlier service: \`{"success": false, "message": "..."}\` for sales registrations, a JSON string \
 \`"Create Case failed: ..."\` for cases, \`{"message": "..."}\` for status look-ups. Errors on our side (5xx) \
 carry a reference (the request id) to quote to the web services team. **503** with \`Retry-After\` means the \
-queue was briefly unavailable: retry the same request; records queued before the failure are recognised as \
-duplicates and not queued again.
+queue or the store was briefly unavailable: retry the same request. Records stored before the failure are \
+recognised as duplicates (the same ids) and delivered once, by the service itself, whether or not you retry.
 
 ## Limits
 
@@ -494,7 +495,9 @@ const idempotencyKeyParameter: JsonObject = {
   description:
     'Optional. A key of the caller’s choosing for one request, e.g. a UUID. Repeating the key with the same body ' +
     '(compared after normalisation) gets the same answer and queues nothing new; the same key with a different ' +
-    'body gets 422. Keys are remembered for 24 hours, separately for each operation. At most 255 characters ' +
+    'body gets 422; the same key while its first request is still being processed gets 409. With a key, the key ' +
+    'alone decides what is a repeat: the same content under a new key is a new record. Keys are remembered for ' +
+    '24 hours, separately for each operation. At most 255 characters ' +
     '(longer: 400); surrounding whitespace is ignored and a blank key counts as none.',
   schema: { type: 'string', minLength: 1, maxLength: 255 },
   example: '5d0c7a8e-2f4b-4a1e-9c3d-7b6a5e4f3d2c',
@@ -534,10 +537,26 @@ const idempotencyConflict = (
     }),
   );
 
+/** The 409 answer of both POST operations, in the operation's shape. */
+const idempotencyInProgress = (
+  refused: (status: number, reason: string) => Json,
+  refusedContent: (examples: Record<string, JsonObject>) => JsonObject,
+): JsonObject =>
+  response(
+    'A request with this Idempotency-Key is still being processed; retry shortly with the same key and body.',
+    refusedContent({
+      idempotencyInProgress: example(
+        'Idempotency-Key in progress',
+        refused(409, new IdempotencyInProgressError().message),
+      ),
+    }),
+  );
+
 /** The 503 answer of both POST operations, in the operation's shape. */
 const queueUnavailable = (unexpected: (status: number) => JsonObject): JsonObject =>
   response(
-    'The queue is briefly unavailable; retry after Retry-After seconds (safe: nothing is accepted twice).',
+    'The queue or the store is briefly unavailable; retry after Retry-After seconds (safe: nothing is accepted ' +
+      'twice, and what was stored is delivered once).',
     unexpected(503),
     retryAfter,
   );
@@ -612,6 +631,7 @@ const salesRegistrationOperation = (): JsonObject => {
           ),
         }),
       ),
+      '409': idempotencyInProgress(refused, refusedContent),
       '422': idempotencyConflict(refused, refusedContent),
       '500': response('Unexpected error; quote the reference to the web services team.', unexpected(500)),
       '503': queueUnavailable(unexpected),
@@ -685,6 +705,7 @@ const caseOperation = (): JsonObject => {
           ),
         }),
       ),
+      '409': idempotencyInProgress(refused, refusedContent),
       '422': idempotencyConflict(refused, refusedContent),
       '500': response('Unexpected error; quote the details to the web services team.', unexpected(500)),
       '503': queueUnavailable(unexpected),

@@ -21,7 +21,7 @@ const built = buildOpenApiDocument();
 
 /** The statuses the contract (section 1) gives each kind of operation; 500 for anything unexpected. */
 const CONTRACT_STATUSES = {
-  post: ['200', '400', '403', '413', '415', '422', '500', '503'],
+  post: ['200', '400', '403', '413', '415', '409', '422', '500', '503'],
   get: ['200', '403', '404', '500'],
 };
 
@@ -246,6 +246,7 @@ describe('OpenAPI 3.1 structure', () => {
     const parameter = resolvePointer(built, '#/components/parameters/IdempotencyKey') as JsonObject;
     expect(parameter).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false });
     expect(parameter.description).toMatch(/422/);
+    expect(parameter.description).toMatch(/409/);
     expect(parameter.description).toMatch(/24 hours/);
   });
 
