@@ -1,0 +1,609 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
+import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
+import { localClientConfig } from '../../scripts/local/aws.ts';
+import { pollOnce } from '../../scripts/local/queuePoller.ts';
+import { apiEvent, formPost, jsonPost, statusGet } from '../factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
+import { testKeys } from '../support/apiKeys.ts';
+import {
+  type AwsCallRecorder,
+  type CalledResource,
+  startAwsCallRecorder,
+} from '../support/awsCallRecorder.ts';
+import { type IamRequest, isAllowed, roleStatements, unusedGrants } from '../support/iamPolicy.ts';
+import { isolatedAws } from '../support/isolatedAws.ts';
+import {
+  type DeployedFunction,
+  deployedFunctions,
+  type LambdaProcess,
+  lambdaEnvironment,
+  type ServerlessFunction,
+  startLambdaProcess,
+  unpackArtifacts,
+} from '../support/lambdaProcesses.ts';
+import { packagedTemplate, type Template } from '../support/packagedTemplate.ts';
+import { type TemplateRefs, templateRefs } from '../support/templateRefs.ts';
+
+/*
+ * Least privilege, checked against what the code does rather than what someone wrote down. Every function of
+ * serverless.yml runs its deployed artifact (the zip `npm run package` writes) in a Node process of its own,
+ * with the environment the packaged template gives it, against fauxqs, dynalite, the SAP and Salesforce
+ * sandboxes and a recording endpoint (tests/support/awsCallRecorder.ts) that every AWS call of that process
+ * passes: each process signs with its own access key id, the function's name, so each call is attributed to
+ * its function. The scenarios below drive the functions' real paths; then each function's role in the
+ * packaged template must allow every call recorded for it, and grant nothing that no recorded call (or AWS on
+ * the function's behalf, listed below) uses.
+ *
+ * A new AWS call in the code fails here until its role allows it; a grant the code stopped using fails here
+ * until it is removed. A function or path without a scenario shows as a function never invoked or as grants
+ * never used: add the scenario here (see the sections below), never an expected list of calls.
+ */
+
+const SALES = '/erp/sales_registration';
+const CASE = '/crm/case';
+const FUNCTION_NAMES = Object.keys(
+  (inject('serverlessConfig') as unknown as { functions: Record<string, ServerlessFunction> }).functions,
+);
+
+let template: Template;
+let refs: TemplateRefs;
+let functions: DeployedFunction[];
+let aws: Awaited<ReturnType<typeof isolatedAws>>;
+let recorder: AwsCallRecorder;
+let sap: SapSandbox;
+let salesforce: SalesforceSandbox;
+let codeDir: string;
+let dynamo: DynamoDBClient;
+const processes: Record<string, LambdaProcess> = {};
+const invoked = new Set<string>();
+
+/** Secret values the recorder serves, by the variable whose `<NAME>_PARAMETER` names the SSM parameter. */
+const parameterValues = (): Record<string, string> => ({
+  ERP_PASSWORD: sap.password,
+  CRM_CLIENT_SECRET: salesforce.clientSecret,
+});
+
+/** Settings the template leaves empty (deploy-time environment): the sandboxes' here. */
+const deploySettings = (): Record<string, string> => ({
+  ERP_BASE_URL: sap.url,
+  ERP_USERNAME: sap.username,
+  CRM_BASE_URL: salesforce.url,
+  CRM_CLIENT_ID: salesforce.clientId,
+});
+
+/** A template environment value, for the local resources: queue URLs through the recorder, table names. */
+const localValue = (value: unknown): string => {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    return String(value);
+  const id = (value as { Ref?: string }).Ref;
+  if (id && aws.resources.queues[id])
+    return `${recorder.endpoint}/000000000000/${aws.resources.queues[id].name}`;
+  if (id && aws.resources.tables[id]) return aws.resources.tables[id].name;
+  throw new Error(
+    `environment value ${JSON.stringify(value)}: not resolved for local running (roles.test.ts)`,
+  );
+};
+
+/** The environment of one function's process: the template's variables, its own key id, the recorder. */
+const environmentOf = (
+  fn: DeployedFunction,
+  secrets: Record<string, string>,
+  parameters: Record<string, string>,
+) => {
+  const variables: Record<string, string> = {};
+  for (const [name, value] of Object.entries(fn.environment)) {
+    variables[name] = localValue(value);
+    if (variables[name] === '' && name in deploySettings()) variables[name] = deploySettings()[name];
+    if (name.endsWith('_PARAMETER')) {
+      const secret = parameterValues()[name.slice(0, -'_PARAMETER'.length)];
+      if (secret === undefined) throw new Error(`${fn.name}: no test value for the parameter of ${name}`);
+      parameters[variables[name]] = secret;
+    }
+    if (name === 'API_KEYS_SECRET') {
+      secrets[variables[name]] = JSON.stringify({
+        'example-dealer': testKeys.dealer,
+        'example-web-forms': testKeys.webForms,
+      });
+    }
+  }
+  return lambdaEnvironment(fn, join(codeDir, fn.name), {
+    ...variables,
+    AWS_ACCESS_KEY_ID: fn.name,
+    AWS_SECRET_ACCESS_KEY: 'recorded-not-checked',
+    AWS_ENDPOINT_URL: recorder.endpoint,
+    AWS_ENDPOINT_URL_DYNAMODB: recorder.endpoint,
+    AWS_ENDPOINT_URL_SQS: recorder.endpoint,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: recorder.endpoint,
+    AWS_ENDPOINT_URL_SSM: recorder.endpoint,
+    POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
+  });
+};
+
+beforeAll(async () => {
+  aws = await isolatedAws();
+  dynamo = new DynamoDBClient(localClientConfig(aws.dynamoEndpoint));
+  [sap, salesforce] = await Promise.all([startSapSandbox(), startSalesforceSandbox()]);
+  ({ template } = await packagedTemplate());
+  refs = templateRefs(template);
+  functions = deployedFunctions(
+    (inject('serverlessConfig') as unknown as { functions: Record<string, ServerlessFunction> }).functions,
+    template,
+  );
+  codeDir = await mkdtemp(join(tmpdir(), 'dealer-gateway-roles-'));
+  await unpackArtifacts(functions, codeDir);
+  const secrets: Record<string, string> = {};
+  const parameters: Record<string, string> = {};
+  recorder = await startAwsCallRecorder({
+    forward: { dynamodb: aws.dynamoEndpoint, sqs: aws.sqsEndpoint },
+    secrets,
+    parameters,
+  });
+  // The functions' output goes where the run scans every test's output for personal data.
+  const logDir = inject('logCaptureDir') || codeDir;
+  await Promise.all(
+    functions.map(async (fn) => {
+      processes[fn.name] = await startLambdaProcess(
+        fn,
+        join(codeDir, fn.name),
+        environmentOf(fn, secrets, parameters),
+        join(logDir, `function-${fn.name}-${process.pid}.log`),
+      );
+    }),
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(Object.values(processes).map((p) => p.stop()));
+  await Promise.all([recorder?.stop(), sap?.stop(), salesforce?.stop()]);
+  dynamo?.destroy();
+  if (codeDir) await rm(codeDir, { recursive: true, force: true });
+});
+
+const invoke = <T>(name: string, event: unknown): Promise<T> => {
+  invoked.add(name);
+  return processes[name].invoke<T>(event);
+};
+
+/** An API Gateway invocation; the answer's body parsed when it is JSON. */
+const api = async (name: string, event: APIGatewayProxyEvent) => {
+  const answer = await invoke<{ statusCode: number; body: string }>(name, event);
+  try {
+    return { status: answer.statusCode, body: JSON.parse(answer.body) };
+  } catch {
+    return { status: answer.statusCode, body: answer.body };
+  }
+};
+
+const salesIds = (answer: { body: { registrations: { id: string }[] } }) =>
+  answer.body.registrations.map((r) => r.id);
+
+/** Makes a record look accepted more than a day ago (the duplicate window). */
+const backdate = async (id: string) => {
+  const old = new Date(Date.now() - 25 * 60 * 60 * 1000).toISOString();
+  await dynamo.send(
+    new UpdateItemCommand({
+      TableName: aws.resources.tables.RecordsTable.name,
+      Key: { pk: { S: id } },
+      UpdateExpression: 'SET acceptedAt = :old, updatedAt = :old',
+      ExpressionAttributeValues: { ':old': { S: old } },
+    }),
+  );
+};
+
+describe('intake: salesRegistration and crmCase', () => {
+  it('accept a record, recognise its duplicate and refuse an unknown key', async () => {
+    const sale = salesRegistrationInput({ FrameNum: uniqueFrame() });
+    const first = await api('salesRegistration', jsonPost(SALES, [sale]));
+    const again = await api('salesRegistration', jsonPost(SALES, [sale]));
+    const refused = await api('salesRegistration', jsonPost(SALES, [sale], { 'x-api-key': 'not-a-key' }));
+    const crmCase = caseInput({ frameNo: uniqueFrame() });
+    const caseFirst = await api('crmCase', jsonPost(CASE, crmCase));
+    const caseAgain = await api('crmCase', jsonPost(CASE, crmCase));
+    const form = await api(
+      'crmCase',
+      formPost(CASE, {
+        firstName: 'Bernadette',
+        surname: 'Caseperson',
+        email: 'bernadette.caseperson@example.com',
+        privacyConsent: 'on',
+        frameNo: uniqueFrame(),
+      }),
+    );
+    expect([first.status, again.status, refused.status]).toEqual([200, 200, 403]);
+    expect(salesIds(again)).toEqual(salesIds(first));
+    expect([caseFirst.status, caseAgain.status, form.status]).toEqual([200, 200, 200]);
+    expect(caseAgain.body.CrmId).toBe(caseFirst.body.CrmId);
+  });
+
+  it('accept several records at once, and answer a repeated Idempotency-Key as before (422 for another body)', async () => {
+    const sales = [1, 2].map(() => salesRegistrationInput({ FrameNum: uniqueFrame() }));
+    const key = { 'Idempotency-Key': `roles-${uniqueFrame()}` };
+    const first = await api('salesRegistration', jsonPost(SALES, sales, key));
+    const repeated = await api('salesRegistration', jsonPost(SALES, sales, key));
+    const other = await api('salesRegistration', jsonPost(SALES, [sales[0]], key));
+    const crmCase = caseInput({ frameNo: uniqueFrame() });
+    const caseKey = { 'Idempotency-Key': `roles-${uniqueFrame()}` };
+    const caseFirst = await api('crmCase', jsonPost(CASE, crmCase, caseKey));
+    const caseRepeated = await api('crmCase', jsonPost(CASE, crmCase, caseKey));
+    expect([first.status, repeated.status, other.status]).toEqual([200, 200, 422]);
+    expect(salesIds(repeated)).toEqual(salesIds(first));
+    expect([caseFirst.status, caseRepeated.status]).toEqual([200, 200]);
+    expect(caseRepeated.body.CrmId).toBe(caseFirst.body.CrmId);
+  });
+
+  it('accept the same content after the duplicate window as a new record', async () => {
+    const sale = salesRegistrationInput({ FrameNum: uniqueFrame() });
+    const [firstId] = salesIds(await api('salesRegistration', jsonPost(SALES, [sale])));
+    await backdate(firstId);
+    const later = await api('salesRegistration', jsonPost(SALES, [sale]));
+    const crmCase = caseInput({ frameNo: uniqueFrame() });
+    const { CrmId } = (await api('crmCase', jsonPost(CASE, crmCase))).body;
+    await backdate(CrmId);
+    const caseLater = await api('crmCase', jsonPost(CASE, crmCase));
+    expect(later.status).toBe(200);
+    expect(salesIds(later)[0]).not.toBe(firstId);
+    expect(caseLater.status).toBe(200);
+    expect(caseLater.body.CrmId).not.toBe(CrmId);
+  });
+
+  it('answer 503 when SQS fails, and accept the records on the retry', async () => {
+    const sales = [1, 2].map(() => salesRegistrationInput({ FrameNum: uniqueFrame() }));
+    const crmCase = caseInput({ frameNo: uniqueFrame() });
+    recorder.fail('salesRegistration', 'SendMessageBatch');
+    const unavailable = await api('salesRegistration', jsonPost(SALES, sales)).finally(recorder.heal);
+    recorder.fail('crmCase', 'SendMessageBatch');
+    const caseUnavailable = await api('crmCase', jsonPost(CASE, crmCase)).finally(recorder.heal);
+    const retried = await api('salesRegistration', jsonPost(SALES, sales));
+    const caseRetried = await api('crmCase', jsonPost(CASE, crmCase));
+    expect([unavailable.status, caseUnavailable.status]).toEqual([503, 503]);
+    expect([retried.status, caseRetried.status]).toEqual([200, 200]);
+  });
+});
+
+describe('status look-ups and the API description: recordStatus and openApi', () => {
+  it('show a record to its owner only, and answer 404 for unknown and malformed ids', async () => {
+    const [id] = salesIds(
+      await api('salesRegistration', jsonPost(SALES, [salesRegistrationInput({ FrameNum: uniqueFrame() })])),
+    );
+    const { CrmId } = (await api('crmCase', jsonPost(CASE, caseInput({ frameNo: uniqueFrame() })))).body;
+    const sale = await api('recordStatus', statusGet(`${SALES}/${id}`, { id }));
+    const found = await api('recordStatus', statusGet(`${CASE}/${CrmId}`, { CrmId }));
+    const foreign = await api('recordStatus', statusGet(`${CASE}/${id}`, { CrmId: id }));
+    const unknown = 'f'.repeat(32);
+    const missing = await api('recordStatus', statusGet(`${SALES}/${unknown}`, { id: unknown }));
+    const malformed = await api('recordStatus', statusGet(`${SALES}/x`, { id: 'x' }));
+    expect(sale).toMatchObject({ status: 200, body: { id, status: 'accepted' } });
+    expect(found).toMatchObject({ status: 200, body: { id: CrmId } });
+    expect([foreign.status, missing.status, malformed.status]).toEqual([404, 404, 404]);
+  });
+
+  it('serve the OpenAPI document', async () => {
+    const answer = await api('openApi', apiEvent({ path: '/openapi.json', httpMethod: 'GET' }));
+    expect(answer.status).toBe(200);
+    expect(answer.body.openapi).toMatch(/^3\./);
+  });
+});
+
+/** How each worker's records come in and how its downstream is made to fail. */
+const pipelines = () =>
+  [
+    {
+      worker: 'erpDelivery',
+      statusPath: SALES,
+      accept: async () =>
+        salesIds(
+          await api(
+            'salesRegistration',
+            jsonPost(SALES, [salesRegistrationInput({ FrameNum: uniqueFrame() })]),
+          ),
+        )[0],
+      failNext: (status: number, times: number) =>
+        sap.inject(...Array.from({ length: times }, () => ({ status }))),
+    },
+    {
+      worker: 'crmDelivery',
+      statusPath: CASE,
+      accept: async () =>
+        (await api('crmCase', jsonPost(CASE, caseInput({ frameNo: uniqueFrame() })))).body.CrmId as string,
+      failNext: (status: number, times: number) =>
+        salesforce.inject(...Array.from({ length: times }, () => ({ status }))),
+    },
+  ].map((p) => {
+    const fn = functions.find((f) => f.name === p.worker) as DeployedFunction;
+    const [queueId] = fn.sqsSources;
+    const redrive = template.Resources[queueId].Properties.RedrivePolicy as {
+      deadLetterTargetArn: { 'Fn::GetAtt': [string, string] };
+    };
+    const mapping = Object.values(template.Resources).find(
+      (r) =>
+        r.Type === 'AWS::Lambda::EventSourceMapping' &&
+        JSON.stringify(r.Properties.FunctionName).includes(`"${fn.logicalId}"`),
+    );
+    const bodies: string[] = [];
+    const queueUrl = aws.resources.queues[queueId].url;
+    /** One receive of the event source: the worker invoked with the batch as Lambda does. */
+    const poll = () =>
+      pollOnce({
+        sqs: aws.sqs,
+        queueUrl,
+        batchSize: Number(mapping?.Properties.BatchSize ?? 10),
+        handler: (event: SQSEvent) => {
+          bodies.push(...event.Records.map((r) => r.body));
+          return invoke<SQSBatchResponse>(p.worker, event);
+        },
+      });
+    const status = async (id: string) =>
+      (
+        await api(
+          'recordStatus',
+          statusGet(`${p.statusPath}/${id}`, p.statusPath === CASE ? { CrmId: id } : { id }),
+        )
+      ).body as { status: string; attempts: number };
+    /** Polls until the record is settled (backoff makes failed messages come back later). */
+    const settle = async (id: string, deadlineMs = 20_000) => {
+      const deadline = Date.now() + deadlineMs;
+      for (;;) {
+        await poll();
+        const now = await status(id);
+        if (now.status !== 'accepted') return now;
+        if (Date.now() > deadline) throw new Error(`${p.worker}: ${id} still accepted`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    };
+    const drain = async () => {
+      while ((await poll()).received > 0);
+    };
+    return {
+      ...p,
+      fn,
+      poll,
+      status,
+      settle,
+      drain,
+      bodies,
+      queueUrl,
+      deadLetterUrl: aws.resources.queues[redrive.deadLetterTargetArn['Fn::GetAtt'][0]].url,
+    };
+  });
+
+describe('delivery: erpDelivery and crmDelivery on real SQS events', () => {
+  it('deliver what intake queued, and drop a second copy of a delivered record', async () => {
+    await Promise.all(
+      pipelines().map(async (p) => {
+        await p.drain();
+        const id = await p.accept();
+        const delivered = await p.settle(id);
+        const copy = p.bodies.find((body) => body.includes(id)) as string;
+        await aws.sqs.send(new SendMessageCommand({ QueueUrl: p.queueUrl, MessageBody: copy }));
+        const second = await p.poll();
+        expect(delivered, p.worker).toMatchObject({ status: 'delivered', attempts: 1 });
+        expect(second, p.worker).toEqual({ received: 1, deleted: 1, failed: 0 });
+        expect(await p.status(id), p.worker).toMatchObject({ status: 'delivered', attempts: 1 });
+      }),
+    );
+  }, 40_000);
+
+  it('retry a transient downstream failure after a backoff (visibility), then deliver', async () => {
+    await Promise.all(
+      pipelines().map(async (p) => {
+        await p.drain();
+        p.failNext(503, 1);
+        const id = await p.accept();
+        const first = await p.poll();
+        const settled = await p.settle(id);
+        expect(first, p.worker).toEqual({ received: 1, deleted: 0, failed: 1 });
+        expect(settled, p.worker).toMatchObject({ status: 'delivered', attempts: 2 });
+      }),
+    );
+  }, 40_000);
+
+  it('record a downstream refusal as rejected', async () => {
+    await Promise.all(
+      pipelines().map(async (p) => {
+        await p.drain();
+        p.failNext(400, 1);
+        const id = await p.accept();
+        expect(await p.settle(id), p.worker).toMatchObject({ status: 'rejected', attempts: 1 });
+      }),
+    );
+  }, 40_000);
+
+  it('mark a record failed after the last attempt; its message goes to the dead-letter queue', async () => {
+    await Promise.all(
+      pipelines().map(async (p) => {
+        const attempts = Number(p.fn.environment.DELIVERY_MAX_ATTEMPTS);
+        await p.drain();
+        p.failNext(503, attempts);
+        const id = await p.accept();
+        const failed = await p.settle(id, 30_000);
+        await p.poll();
+        const dead = await aws.drain(p.deadLetterUrl);
+        expect(failed, p.worker).toMatchObject({ status: 'failed', attempts });
+        expect(
+          dead.map((m) => m.id),
+          p.worker,
+        ).toEqual([id]);
+      }),
+    );
+  }, 60_000);
+});
+
+/** An EventBridge scheduled event for a function, as a `schedule` event of serverless.yml invokes it. */
+const scheduledEvent = (fn: DeployedFunction) => ({
+  version: '0',
+  id: crypto.randomUUID(),
+  'detail-type': 'Scheduled Event',
+  source: 'aws.events',
+  account: '123456789012',
+  time: new Date().toISOString(),
+  region: 'eu-west-1',
+  resources: [`arn:aws:events:eu-west-1:123456789012:rule/${fn.functionName}`],
+  detail: {},
+});
+
+/** Makes an accepted record due for the reconciler (as if its message had been lost a while ago). */
+const makeDue = async (id: string) => {
+  await dynamo.send(
+    new UpdateItemCommand({
+      TableName: aws.resources.tables.RecordsTable.name,
+      Key: { pk: { S: id } },
+      UpdateExpression: 'SET dueAt = :past',
+      ConditionExpression: 'attribute_exists(dueAt)',
+      ExpressionAttributeValues: { ':past': { S: new Date(Date.now() - 60_000).toISOString() } },
+    }),
+  );
+};
+
+describe('scheduled functions: reconciler', () => {
+  it('queue again the accepted records nobody queued or worked on in time', async () => {
+    const [saleId] = salesIds(
+      await api('salesRegistration', jsonPost(SALES, [salesRegistrationInput({ FrameNum: uniqueFrame() })])),
+    );
+    const { CrmId } = (await api('crmCase', jsonPost(CASE, caseInput({ frameNo: uniqueFrame() })))).body;
+    await Promise.all([makeDue(saleId), makeDue(CrmId)]);
+    const reconciler = functions.find((f) => f.name === 'reconciler') as DeployedFunction;
+    await invoke('reconciler', scheduledEvent(reconciler));
+    const sales = await aws.drain(aws.resources.queues.SalesRegistrationQueue.url);
+    const cases = await aws.drain(aws.resources.queues.CaseQueue.url);
+    // Intake's message and the reconciler's copy.
+    expect(sales.filter((m) => m.id === saleId)).toHaveLength(2);
+    expect(cases.filter((m) => m.id === CrmId)).toHaveLength(2);
+  });
+
+  it('any other scheduled function runs once as EventBridge invokes it', async () => {
+    for (const fn of functions.filter((f) => f.eventKinds.includes('schedule') && f.name !== 'reconciler')) {
+      await invoke(fn.name, scheduledEvent(fn));
+    }
+  });
+});
+
+/** The ARN IAM checks for a resource a call named (the local names mapped back to the template's resources). */
+const arnOf = (resource: CalledResource | undefined): string => {
+  if (!resource) return '*';
+  const byLocalName = (local: Record<string, { name: string }>, name: string) =>
+    Object.entries(local).find(([, r]) => r.name === name)?.[0];
+  switch (resource.kind) {
+    case 'table': {
+      const id = byLocalName(aws.resources.tables, resource.name);
+      if (!id) return `(table ${resource.name}: not a table of the template)`;
+      const arn = refs.attribute(id, 'Arn');
+      return resource.index ? `${arn}/index/${resource.index}` : arn;
+    }
+    case 'queue':
+    case 'queueName': {
+      const name = resource.kind === 'queue' ? (resource.url.split('/').pop() ?? '') : resource.name;
+      const id = byLocalName(aws.resources.queues, name);
+      return id ? refs.attribute(id, 'Arn') : `(queue ${name}: not a queue of the template)`;
+    }
+    case 'secret':
+      // A secret named by its name: AWS appends six random characters to the name in its ARN.
+      return resource.id.startsWith('arn:')
+        ? resource.id
+        : `${refs.arnPrefix('secretsmanager')}:secret:${resource.id}-AbCdEf`;
+    case 'parameter':
+    case 'parameterPath': {
+      const name = resource.kind === 'parameter' ? resource.name : resource.path;
+      return `${refs.arnPrefix('ssm')}:parameter${name.startsWith('/') ? '' : '/'}${name}`;
+    }
+  }
+};
+
+/** Every IAM request of the calls recorded for a function, with the call it comes from. */
+const recordedRequests = (fn: DeployedFunction) =>
+  recorder.calls
+    .filter((call) => call.caller === fn.name)
+    .flatMap((call) =>
+      call.authorised.map((a) => ({
+        action: a.action,
+        resource: arnOf(a.resource),
+        call: `${call.service} ${call.operation} (HTTP ${call.status})`,
+      })),
+    );
+
+/**
+ * The allow-list: what AWS itself does with a function's role, which no recorder sees. `required` must be
+ * allowed (or the function cannot log, or its event source cannot poll); `optional` may be granted unused.
+ */
+const onBehalfOf = (fn: DeployedFunction): { required: IamRequest[]; optional: IamRequest[] } => {
+  const logStream = `${refs.arnPrefix('logs')}:log-group:/aws/lambda/${fn.functionName}:log-stream:2026/01/01/[$LATEST]0123456789abcdef`;
+  const queues = fn.sqsSources.map((id) => refs.attribute(id, 'Arn'));
+  return {
+    required: [
+      // Lambda writes the function's output to its log group (the group itself is a resource of the template).
+      { action: 'logs:CreateLogStream', resource: logStream },
+      { action: 'logs:PutLogEvents', resource: logStream },
+      // An SQS event source mapping polls with the function's role: it receives, deletes what the function
+      // did not report failed, and reads the queue's attributes.
+      ...queues.flatMap((resource) =>
+        ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'].map((action) => ({
+          action,
+          resource,
+        })),
+      ),
+    ],
+    // The event source may also change visibility (the worker changes it itself too, recorded above).
+    optional: queues.map((resource) => ({ action: 'sqs:ChangeMessageVisibility', resource })),
+  };
+};
+
+/** A readable table of a function's recorded calls, for failure messages and PRINT_AWS_CALLS=1. */
+const callTable = (fn: DeployedFunction): string => {
+  const counts = new Map<string, number>();
+  for (const r of recordedRequests(fn))
+    counts.set(`${r.action} on ${r.resource}`, (counts.get(`${r.action} on ${r.resource}`) ?? 0) + 1);
+  return [...counts].map(([line, n]) => `  ${line} (${n}x)`).join('\n') || '  (no AWS calls)';
+};
+
+describe('each function’s role in the packaged template', () => {
+  it('every function of serverless.yml is mapped to its handler file, which its deployed bundle is built from', async () => {
+    for (const fn of functions) {
+      const map = JSON.parse(await readFile(join(codeDir, fn.name, `${fn.bundleEntry}.map`), 'utf8'));
+      expect(
+        (map.sources as string[]).some((source) => source.endsWith(fn.source)),
+        `${fn.name}: ${fn.source}`,
+      ).toBe(true);
+    }
+    expect(functions.map((fn) => fn.name)).toEqual(FUNCTION_NAMES);
+  });
+
+  it('every function of serverless.yml ran in a scenario above', () => {
+    expect(FUNCTION_NAMES.filter((name) => !invoked.has(name))).toEqual([]);
+    if (process.env.PRINT_AWS_CALLS) {
+      for (const fn of functions) process.stdout.write(`${fn.name} (${fn.source}):\n${callTable(fn)}\n`);
+    }
+  });
+
+  it('every recorded call was signed by a function and read', () => {
+    const names = new Set(FUNCTION_NAMES);
+    const strays = recorder.calls.filter((c) => !names.has(c.caller) || c.problem);
+    expect(
+      strays.map((c) => `${c.caller}: ${c.service} ${c.operation}: ${c.problem ?? 'unknown caller'}`),
+    ).toEqual([]);
+  });
+
+  it.for(FUNCTION_NAMES)('%s: allows every call the function made and everything AWS does for it', (name) => {
+    const fn = functions.find((f) => f.name === name) as DeployedFunction;
+    const statements = roleStatements(template, fn.roleId, refs);
+    const denied = [...recordedRequests(fn), ...onBehalfOf(fn).required]
+      .filter((request) => !isAllowed(statements, request))
+      .map((r) => `${r.action} on ${r.resource}${'call' in r ? ` (${r.call})` : ' (AWS on its behalf)'}`);
+    expect([...new Set(denied)], `${fn.roleId} must allow these; ${name} called:\n${callTable(fn)}`).toEqual(
+      [],
+    );
+  });
+
+  it.for(FUNCTION_NAMES)('%s: grants nothing that no call used', (name) => {
+    const fn = functions.find((f) => f.name === name) as DeployedFunction;
+    const statements = roleStatements(template, fn.roleId, refs);
+    const { required, optional } = onBehalfOf(fn);
+    const unused = unusedGrants(statements, [...recordedRequests(fn), ...required, ...optional]);
+    expect(unused, `${fn.roleId} grants these unused; ${name} called:\n${callTable(fn)}`).toEqual([]);
+  });
+});

@@ -1,0 +1,130 @@
+/**
+ * A direct evaluator of the identity policies of a template's roles, for tests/deploy/roles.test.ts. Not a full
+ * IAM simulator (such as @cloud-copilot/iam-simulate, AGPL, with its whole action and condition database): the
+ * roles here are plain Allow statements of actions on resource ARNs, and a comparison with the recorded calls
+ * needs exactly IAM's rules for those (wildcards `*` and `?`, actions without regard to case, an explicit Deny
+ * wins). Whatever it does not evaluate (conditions, NotAction, NotResource, managed policies, permissions
+ * boundaries) makes it throw rather than guess, so a role it cannot read never passes.
+ */
+import type { Template } from './packagedTemplate.ts';
+import type { TemplateRefs } from './templateRefs.ts';
+
+/** One statement of a role's policies, its resources resolved to the ARNs they take once deployed. */
+export interface PolicyStatement {
+  effect: 'Allow' | 'Deny';
+  actions: string[];
+  resources: string[];
+  /** Where it comes from: `<role>/<policy name>` or the policy resource's id. */
+  source: string;
+}
+
+/** What IAM authorises: an action on a resource ARN (`*` for actions that take no resource). */
+export interface IamRequest {
+  action: string;
+  resource: string;
+}
+
+const asList = (value: unknown): unknown[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The statement elements this checker evaluates; any other (conditions, NotAction, ...) makes it refuse. */
+const KNOWN_ELEMENTS = new Set(['Sid', 'Effect', 'Action', 'Resource']);
+
+/**
+ * Every statement that applies to a role of the template: its inline `Policies` and the `AWS::IAM::Policy` /
+ * `AWS::IAM::ManagedPolicy` resources attached to it. Throws on what this checker cannot evaluate (managed
+ * policy ARNs, permissions boundaries, conditions, NotAction, NotResource), so such a role is never passed
+ * unread.
+ *
+ * @example
+ * roleStatements(template, 'ErpDeliveryRole', templateRefs(template));
+ */
+export const roleStatements = (template: Template, roleId: string, refs: TemplateRefs): PolicyStatement[] => {
+  const role = template.Resources[roleId];
+  if (role?.Type !== 'AWS::IAM::Role') throw new Error(`${roleId} is not an AWS::IAM::Role of the template`);
+  for (const property of ['ManagedPolicyArns', 'PermissionsBoundary']) {
+    if (role.Properties[property] !== undefined) {
+      throw new Error(`${roleId}.${property}: the checker cannot see the statements of those policies`);
+    }
+  }
+  const documents = asList(role.Properties.Policies).map((policy) => {
+    const { PolicyName, PolicyDocument } = policy as { PolicyName: string; PolicyDocument: unknown };
+    return { source: `${roleId}/${PolicyName}`, document: PolicyDocument };
+  });
+  for (const [id, resource] of Object.entries(template.Resources)) {
+    const attached =
+      ['AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy'].includes(resource.Type) &&
+      asList(resource.Properties.Roles).some((r) => same(r, { Ref: roleId }));
+    const rolePolicy =
+      resource.Type === 'AWS::IAM::RolePolicy' && same(resource.Properties.RoleName, { Ref: roleId });
+    if (attached || rolePolicy) documents.push({ source: id, document: resource.Properties.PolicyDocument });
+  }
+  return documents.flatMap(({ source, document }) =>
+    asList((document as { Statement?: unknown })?.Statement).map((raw) => {
+      const statement = raw as Record<string, unknown>;
+      const unknown = Object.keys(statement).filter((key) => !KNOWN_ELEMENTS.has(key));
+      if (unknown.length > 0)
+        throw new Error(`${source}: the checker does not evaluate ${unknown.join(', ')}`);
+      if (statement.Effect !== 'Allow' && statement.Effect !== 'Deny') {
+        throw new Error(`${source}: Effect ${String(statement.Effect)}`);
+      }
+      return {
+        effect: statement.Effect,
+        actions: asList(statement.Action).map(String),
+        resources: asList(statement.Resource).map((r) => refs.resolve(r)),
+        source,
+      };
+    }),
+  );
+};
+
+const globs = new Map<string, RegExp>();
+
+/** IAM's wildcards: `*` any run of characters (`/` and `:` included), `?` one character. */
+export const iamGlob = (pattern: string, ignoreCase = false): RegExp => {
+  const key = `${ignoreCase ? 'i' : 's'}${pattern}`;
+  let glob = globs.get(key);
+  if (!glob) {
+    const body = pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.');
+    glob = new RegExp(`^${body}$`, ignoreCase ? 'i' : '');
+    globs.set(key, glob);
+  }
+  return glob;
+};
+
+/** Actions match without regard to case (IAM's rule); resource ARNs with it. */
+const grants = (statement: PolicyStatement, request: IamRequest): boolean =>
+  statement.actions.some((action) => iamGlob(action, true).test(request.action)) &&
+  statement.resources.some((resource) => iamGlob(resource).test(request.resource));
+
+/** IAM's rule for identity policies alone: allowed when a statement allows it and none denies it. */
+export const isAllowed = (statements: PolicyStatement[], request: IamRequest): boolean =>
+  statements.some((s) => s.effect === 'Allow' && grants(s, request)) &&
+  !statements.some((s) => s.effect === 'Deny' && grants(s, request));
+
+/**
+ * The grants (`action on resource` of each Allow statement) that no request uses.
+ *
+ * @example
+ * unusedGrants(statements, [{ action: 'dynamodb:GetItem', resource: tableArn }]); // ['dynamodb:UpdateItem on arn:…']
+ */
+export const unusedGrants = (statements: PolicyStatement[], requests: IamRequest[]): string[] =>
+  statements
+    .filter((s) => s.effect === 'Allow')
+    .flatMap((s) =>
+      s.actions.flatMap((action) =>
+        s.resources
+          .filter(
+            (resource) =>
+              !requests.some(
+                (r) => iamGlob(action, true).test(r.action) && iamGlob(resource).test(r.resource),
+              ),
+          )
+          .map((resource) => `${action} on ${resource}`),
+      ),
+    );
