@@ -1,4 +1,4 @@
-import { describeFetchError } from '../delivery/errorText.ts';
+import { describeFetchError, type PersonalValue } from '../delivery/errorText.ts';
 import type { CaseRecord, DeliveryOutcome } from '../types.ts';
 import {
   DEFAULT_CASE_EXTERNAL_ID_FIELD,
@@ -13,8 +13,12 @@ import { classifyCrmAnswer, isInvalidSession } from './response.ts';
 import { requestAccessToken } from './token.ts';
 import type { AccessToken, CrmClient, CrmConfig, PatchAnswer, TokenResult } from './types.ts';
 
-const personalValuesOf = (record: CaseRecord): string[] =>
-  PERSONAL_FIELDS.map((field) => record[field]).filter((value): value is string => typeof value === 'string');
+/** The case's personal values with their kinds, for {@link classifyCrmAnswer} to blank out of error texts. */
+const personalValuesOf = (record: CaseRecord): PersonalValue[] =>
+  Object.entries(PERSONAL_FIELDS).flatMap(([field, kind]) => {
+    const value = record[field as keyof typeof PERSONAL_FIELDS];
+    return typeof value === 'string' ? [{ kind, value }] : [];
+  });
 
 /**
  * Creates the Salesforce adapter for cases (CONTRACT section 3, CRM). Create it once per process: it caches

@@ -1,4 +1,4 @@
-import { safeErrorText } from '../delivery/errorText.ts';
+import { type PersonalValue, safeErrorText } from '../delivery/errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
 import { recordId, salesforceErrors } from './salesforceErrors.ts';
 
@@ -23,7 +23,7 @@ const TRANSIENT_400_CODES = new Set(['UNABLE_TO_LOCK_ROW']);
 
 /**
  * Classifies Salesforce's answer to an upsert (CONTRACT section 3, CRM, steps 3 and 4).
- * `personalValues` are blanked out of the error text.
+ * `personalValues` are blanked out of the error text in any form Salesforce may echo them (see safeErrorText).
  *
  * - any 2xx: delivered (a malformed body too: the case exists, repeating the upsert is harmless anyway);
  * - 401, 403, 408, 429, 5xx, redirects, and a 400 with errorCode `UNABLE_TO_LOCK_ROW`: transient, text
@@ -41,7 +41,7 @@ const TRANSIENT_400_CODES = new Set(['UNABLE_TO_LOCK_ROW']);
 export function classifyCrmAnswer(
   status: number,
   text: string,
-  personalValues: readonly string[],
+  personalValues: readonly PersonalValue[],
 ): DeliveryOutcome {
   if (status >= 200 && status < 300) {
     const downstreamId = recordId(text);

@@ -10,13 +10,16 @@ const WINDOW = 4 * MAX_ERROR_TEXT_LENGTH;
 
 /**
  * When the text was cut at WINDOW, what comes from its last MARGIN characters is dropped after redaction: a
- * value cut in two by the window is no longer recognisable, and its first part must not reach the output even
- * when redaction and whitespace collapsing shrink what comes before it. Every pattern below matches within
- * MARGIN characters (longer values are matched by their first FORM_PREFIX characters, then extended).
+ * value cut in two there is no longer recognisable, and its first part must not reach the output even when
+ * redaction and whitespace collapsing shrink what comes before it. Everything below is recognised within MARGIN
+ * characters (a form longer than FORM_PREFIX by its first FORM_PREFIX characters).
  */
 const MARGIN = 256;
 
-/** Forms of a value longer than this are found by their start and redacted as far as the text agrees with them. */
+/**
+ * A form of a value longer than this counts as found when this much of it agrees with the text, and is redacted
+ * as far as the text agrees with it: a long value (a street, a comment) may come back cut short.
+ */
 const FORM_PREFIX = 120;
 
 /** A phone number is matched on its digits when at least this many remain (fewer would match unrelated numbers). */
@@ -35,15 +38,11 @@ export type PersonalValue = string | { readonly kind: PersonalValueKind; readonl
 /** Characters that end an e-mail-like token: an address is redacted whole, whoever it belongs to. */
 const TOKEN_END = String.raw`\s<>()"',;:[\]{}`;
 
-/** Any address: a token with something before and after `@` (or its URL- or JSON-escaped form). */
+/**
+ * Any address: a token with something before and after `@` (or its URL- or JSON-escaped form). Tried only where
+ * a token starts, so a long run without `@` is read once, not once per character (the old pattern was quadratic).
+ */
 const EMAIL_PATTERN = String.raw`(?<![^${TOKEN_END}])[^${TOKEN_END}@]+(?:@|%40|\\u0040)[^${TOKEN_END}]+`;
-
-/** A word boundary for names and other text: letters, digits and combining marks continue a word. */
-const WORD = String.raw`[\p{L}\p{N}\p{M}]`;
-
-/** Whitespace and hyphens of a value match any run of them ("Ngata-Whitfield", "Ngata Whitfield"). */
-const FLEX = String.raw`[\s\-\u2010-\u2015]+`;
-const isFlex = (char: string): boolean => /[\s\-\u2010-\u2015]/.test(char);
 
 /** Between the digits of a phone number: up to three of spaces, dashes, dots, slashes, parentheses. */
 const PHONE_SEP = String.raw`[\s\-./()\\\u2010-\u2015]{0,3}`;
@@ -66,7 +65,7 @@ const MONTHS = [
   'dec(?:ember)?',
 ];
 
-/** A timestamp `/Date(<ms>)/` of OData v2 (SAP), escaped slashes too; its day is checked in code. */
+/** A timestamp `/Date(<ms>)/` of OData v2 (SAP), escaped slashes too; whether its day is a birthday is checked in code. */
 const ODATA_DATE = String.raw`\\?/Date\((?<odataMs>-?\d{1,16})(?:[+-]\d{4})?\)\\?/`;
 
 /** Letters written without their accents or as ASCII (SAP systems often transliterate). */
@@ -93,10 +92,34 @@ const TRANSLITERATIONS: Record<string, string> = {
   ð: 'd',
 };
 
-/** Escapes what a `u`-flag pattern reads as syntax (and nothing else: needless escapes are errors there). */
-const escapeRegExp = (value: string): string => value.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+/** Letters, digits and combining marks continue a word; anything else ends it. */
+const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+/** Whitespace and hyphens of a value agree with any run of them ("Ngata-Whitfield", "Ngata  Whitfield"). */
+const FLEX_CHAR = /[\s\-\u2010-\u2015]/;
 
-const stripMarks = (value: string): string => value.normalize('NFD').replace(/\p{M}+/gu, '').normalize('NFC');
+const isFlex = (char: string | undefined): boolean => char !== undefined && FLEX_CHAR.test(char);
+
+/** Whether the code point that starts at `index` is a word character. */
+const isWordAt = (text: string, index: number): boolean => {
+  const point = text.codePointAt(index);
+  return point !== undefined && WORD_CHAR.test(String.fromCodePoint(point));
+};
+
+/** Whether the code point that ends just before `index` is a word character. */
+const isWordBefore = (text: string, index: number): boolean => {
+  if (index <= 0) return false;
+  const low = text.charCodeAt(index - 1);
+  const start = low >= 0xdc00 && low <= 0xdfff && index >= 2 ? index - 2 : index - 1;
+  return isWordAt(text, start);
+};
+
+const sameLetter = (a: string, b: string): boolean => a === b || a.toLowerCase() === b.toLowerCase();
+
+const stripMarks = (value: string): string =>
+  value
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .normalize('NFC');
 
 const transliterate = (value: string): string =>
   stripMarks(value.replace(/[äöüÄÖÜßøØæÆœŒłŁđĐþÞð]/g, (char) => TRANSLITERATIONS[char] ?? char));
@@ -105,7 +128,10 @@ const transliterate = (value: string): string =>
 const jsonEscaped = (value: string, { unicode = false, slash = false } = {}): string => {
   let escaped = JSON.stringify(value).slice(1, -1);
   if (unicode) {
-    escaped = escaped.replace(/[^\x20-\x7e]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    escaped = escaped.replace(
+      /[^\x20-\x7e]/g,
+      (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
   }
   return slash ? escaped.replaceAll('/', '\\/') : escaped;
 };
@@ -113,14 +139,20 @@ const jsonEscaped = (value: string, { unicode = false, slash = false } = {}): st
 /**
  * Every way a downstream may write a text value back: as is, composed or decomposed, without accents or
  * transliterated, and JSON-escaped (`\u00e9`, `\/`, `\"`), once or twice (a JSON text inside a JSON string).
- * Case is left to the pattern's `i` flag, except inside escapes: `\u00cb` (Ë) is no other case of `\u00eb` (ë),
+ * Case does not matter when comparing, except inside escapes: `\u00cb` (Ë) is no other case of `\u00eb` (ë),
  * so the upper and lower case spellings are escaped too. Forms that differ only in case are kept once.
  */
 const textForms = (value: string): string[] => {
   const forms = new Map<string, string>();
   const add = (form: string) => forms.set(form.toLowerCase(), form);
-  for (const cased of [value, value.toUpperCase(), value.toLowerCase()]) {
-    for (const spelling of [cased, cased.normalize('NFC'), cased.normalize('NFD'), stripMarks(cased), transliterate(cased)]) {
+  for (const cased of new Set([value, value.toUpperCase(), value.toLowerCase()])) {
+    for (const spelling of new Set([
+      cased,
+      cased.normalize('NFC'),
+      cased.normalize('NFD'),
+      stripMarks(cased),
+      transliterate(cased),
+    ])) {
       add(spelling);
       for (const unicode of [false, true]) {
         for (const slash of [false, true]) {
@@ -134,47 +166,24 @@ const textForms = (value: string): string[] => {
   return [...forms.values()];
 };
 
-/** The pattern of one text form, whole words only so that "Li" never eats into "Lisa". */
-const formPattern = (form: string, whole = true): string => {
-  let pattern = '';
-  for (let i = 0; i < form.length; ) {
-    if (isFlex(form[i])) {
-      while (i < form.length && isFlex(form[i])) i++;
-      pattern += FLEX;
-    } else {
-      const char = String.fromCodePoint(form.codePointAt(i) ?? 0);
-      pattern += escapeRegExp(char);
-      i += char.length;
-    }
-  }
-  const first = form.codePointAt(0) ?? 0;
-  const last = form.codePointAt(form.length - 1) ?? 0;
-  const before = /[\p{L}\p{N}]/u.test(String.fromCodePoint(first)) ? `(?<!${WORD})` : '';
-  const after = whole && /[\p{L}\p{N}]/u.test(String.fromCodePoint(last)) ? `(?!${WORD})` : '';
-  return before + pattern + after;
-};
-
-/** The first FORM_PREFIX characters of a long form, not ending inside a surrogate pair. */
-const prefixOf = (form: string): string => {
-  const end = /[\uD800-\uDBFF]/.test(form[FORM_PREFIX - 1]) ? FORM_PREFIX - 1 : FORM_PREFIX;
-  return form.slice(0, end);
-};
-
-/** How many characters of `text` from `start` agree with `form` (any case, whitespace and hyphen runs alike). */
-const agreement = (text: string, start: number, form: string): number => {
+/**
+ * Where the text from `start` stops agreeing with `form` (any case; a run of whitespace or hyphens agrees with
+ * any such run), and how much of the form agreed.
+ */
+const agreement = (text: string, start: number, form: string): { end: number; agreed: number } => {
   let i = start;
   let j = 0;
   while (i < text.length && j < form.length) {
     if (isFlex(form[j])) {
       if (!isFlex(text[i])) break;
-      while (j < form.length && isFlex(form[j])) j++;
-      while (i < text.length && isFlex(text[i])) i++;
-    } else if (text[i] === form[j] || text[i].toLowerCase() === form[j].toLowerCase()) {
+      while (isFlex(form[j])) j++;
+      while (isFlex(text[i])) i++;
+    } else if (sameLetter(text[i], form[j])) {
       i++;
       j++;
     } else break;
   }
-  return i - start;
+  return { end: i, agreed: j };
 };
 
 /** Patterns of a phone number's digits, however grouped, with or without a country code or trunk `0`. */
@@ -189,18 +198,19 @@ const phonePatterns = (value: string): string[] => {
     .filter((core) => core.length >= MIN_PHONE_DIGITS)
     .map((core) => {
       const body = [...core].join(PHONE_SEP);
-      // Optionally preceded by a country code (`+64`, `0064`, `64`) and a trunk `0` or `(0)`.
-      return String.raw`(?<!\p{N})(?:\+?${PHONE_SEP}\d{1,4}${PHONE_SEP})?(?:0${PHONE_SEP})?${body}(?!\p{N})`;
+      // Optionally preceded by a country code (`+64`, `0064`, `64`) and a trunk `0` or `(0)`; starting at a `+` or a
+      // digit, so the separators before the number stay.
+      return String.raw`(?<![0-9])(?:(?:\+${PHONE_SEP})?\d{1,4}${PHONE_SEP})?(?:0${PHONE_SEP})?${body}(?![0-9])`;
     });
 };
 
-interface DateOfBirth {
+interface CalendarDate {
   year: number;
   month: number;
   day: number;
 }
 
-const parseDate = (value: string): DateOfBirth | undefined => {
+const parseDate = (value: string): CalendarDate | undefined => {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   if (!match) return undefined;
   const [year, month, day] = match.slice(1).map(Number);
@@ -213,7 +223,7 @@ const parseDate = (value: string): DateOfBirth | undefined => {
  * redacted with it), `19900501` (SAP's DATS, and its timestamps), `01.05.1990`, `01/05/1990`, `05/01/1990`,
  * two-digit years, leading zeros left out, and `1 May 1990` / `May 1st, 1990`.
  */
-const datePatterns = ({ year, month, day }: DateOfBirth): string[] => {
+const datePatterns = ({ year, month, day }: CalendarDate): string[] => {
   const yyyy = String(year).padStart(4, '0');
   const years = `(?:${yyyy}|${yyyy.slice(2)})`;
   const two = (n: number) => String(n).padStart(2, '0');
@@ -223,36 +233,38 @@ const datePatterns = ({ year, month, day }: DateOfBirth): string[] => {
   const ordinal = '(?:st|nd|rd|th)?';
   const monthName = MONTHS[month - 1];
   return [
-    String.raw`(?<!\p{N})${yyyy}${DATE_SEP}${mm}${DATE_SEP}${dd}${time}(?!\p{N})`,
-    String.raw`(?<!\p{N})${yyyy}${two(month)}${two(day)}(?:\d{6}(?:[.,]\d+)?)?(?!\p{N})`,
-    String.raw`(?<!\p{N})${dd}${DATE_SEP}${mm}${DATE_SEP}${years}(?!\p{N})`,
-    String.raw`(?<!\p{N})${mm}${DATE_SEP}${dd}${DATE_SEP}${years}(?!\p{N})`,
-    String.raw`(?<!\p{N})${dd}${ordinal}\.?\s*(?:of\s+)?${monthName}\.?,?\s*${yyyy}(?!\p{N})`,
-    String.raw`(?<!${WORD})${monthName}\.?\s*${dd}${ordinal},?\s*${yyyy}(?!\p{N})`,
+    `(?<![0-9])${yyyy}${DATE_SEP}${mm}${DATE_SEP}${dd}${time}(?![0-9])`,
+    String.raw`(?<![0-9])${yyyy}${two(month)}${two(day)}(?:\d{6}(?:[.,]\d+)?)?(?![0-9])`,
+    `(?<![0-9])${dd}${DATE_SEP}${mm}${DATE_SEP}${years}(?![0-9])`,
+    `(?<![0-9])${mm}${DATE_SEP}${dd}${DATE_SEP}${years}(?![0-9])`,
+    String.raw`(?<![0-9])${dd}${ordinal}\.?\s*(?:of\s+)?${monthName}\.?,?\s*${yyyy}(?![0-9])`,
+    String.raw`(?<![a-z])${monthName}\.?\s*${dd}${ordinal},?\s*${yyyy}(?![0-9])`,
   ];
 };
 
 const kindOf = (value: string): PersonalValueKind => {
   if (parseDate(value)) return 'date';
   if (/^[^\s@]+@[^\s@]+$/.test(value)) return 'email';
-  if (/^[+(]?[\d\s().\-/]+$/.test(value) && value.replace(/\D/g, '').length >= MIN_PHONE_DIGITS) return 'phone';
+  if (/^[+(]?[\d\s().\-/]+$/.test(value) && value.replace(/\D/g, '').length >= MIN_PHONE_DIGITS)
+    return 'phone';
   return 'text';
 };
 
-/** The single pattern that finds every personal value and e-mail address, and what it needs to check matches. */
+/** How the record's personal values are found. */
 interface Matcher {
+  /** Every e-mail address, phone number and date of birth, in one pattern (its cost does not grow with the values). */
   pattern: RegExp;
-  /** Long forms, matched by their prefix and extended in code. */
-  longForms: string[];
-  /** Days of birth as [first, last] milliseconds that an OData timestamp of that day may carry. */
+  /** The text forms of the values by their first character (lower case), longest first. */
+  formsByFirst: Map<string, string[]>;
+  /** Days of birth as [first, last) milliseconds that an OData timestamp of that day may carry (any time zone). */
   birthdays: [number, number][];
 }
 
 const HOURS_14 = 14 * 3_600_000;
 
-const buildMatcher = (personalValues: readonly PersonalValue[]): Matcher => {
+const matcherFor = (personalValues: readonly PersonalValue[]): Matcher => {
   const texts = new Set<string>();
-  const patterns: string[] = [];
+  const patterns = [EMAIL_PATTERN];
   const birthdays: [number, number][] = [];
   for (const entry of personalValues) {
     const value = (typeof entry === 'string' ? entry : entry.value).trim();
@@ -272,25 +284,67 @@ const buildMatcher = (personalValues: readonly PersonalValue[]): Matcher => {
       birthdays.push([midnight - HOURS_14, midnight + 86_400_000 + HOURS_14]);
     }
   }
-  const shortForms = new Set<string>();
-  const longForms = new Set<string>();
+  if (birthdays.length > 0) patterns.push(`(?<odata>${ODATA_DATE})`);
+  const formsByFirst = new Map<string, string[]>();
   for (const text of texts) {
     // A value of only one or two digits or signs (a floor "3") identifies nobody and would blank out every "3".
     if (text.length < 3 && !/\p{L}/u.test(text)) continue;
-    for (const form of textForms(text)) (form.length > FORM_PREFIX ? longForms : shortForms).add(form);
+    // No more of a value can agree with the text than the text that is read.
+    for (const form of textForms(text.slice(0, WINDOW))) {
+      const first = isFlex(form[0]) ? ' ' : form[0].toLowerCase();
+      const forms = formsByFirst.get(first);
+      if (forms) forms.push(form);
+      else formsByFirst.set(first, [form]);
+    }
   }
-  const byLength = (a: string, b: string) => b.length - a.length;
-  const alternatives = [
-    `(?<email>${EMAIL_PATTERN})`,
-    ...(birthdays.length > 0 ? [`(?<odata>${ODATA_DATE})`] : []),
-    ...(longForms.size > 0
-      ? [`(?<long>${[...longForms].sort(byLength).map((form) => formPattern(prefixOf(form), false)).join('|')})`]
-      : []),
-    ...patterns,
-    // Longest first: where forms overlap ("Ann Lee" and "Ann"), the longer one is redacted whole.
-    ...[...shortForms].sort(byLength).map((form) => formPattern(form)),
-  ];
-  return { pattern: new RegExp(alternatives.join('|'), 'giu'), longForms: [...longForms], birthdays };
+  // Longest first: where forms overlap ("Ann Lee" and "Ann"), the longer one is redacted whole.
+  for (const forms of formsByFirst.values()) forms.sort((a, b) => b.length - a.length);
+  return { pattern: new RegExp(patterns.join('|'), 'gi'), formsByFirst, birthdays };
+};
+
+/** Stretches of the text to redact: [start, end). */
+type Span = [number, number];
+
+/** Where the patterns (e-mail addresses, phone numbers, dates of birth) match. */
+const patternSpans = (text: string, { pattern, birthdays }: Matcher): Span[] => {
+  const spans: Span[] = [];
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+    const odataMs = match.groups?.odataMs;
+    // Another timestamp than one of the day of birth stays.
+    const isBirthday =
+      odataMs === undefined || birthdays.some(([from, to]) => +odataMs >= from && +odataMs < to);
+    if (isBirthday) spans.push([match.index, match.index + match[0].length]);
+    if (match[0].length === 0) pattern.lastIndex++;
+  }
+  return spans;
+};
+
+/**
+ * Where the text forms of the values occur: whole words where they begin or end with a letter or digit ("Li"
+ * never inside "Lisa"); a long form as far as it agrees. One pass over the text; at each position only the forms
+ * that begin with its character are compared.
+ */
+const formSpans = (text: string, { formsByFirst }: Matcher): Span[] => {
+  const spans: Span[] = [];
+  for (let at = 0; at < text.length; ) {
+    const forms = formsByFirst.get(isFlex(text[at]) ? ' ' : text[at].toLowerCase());
+    let end = at;
+    for (const form of forms ?? []) {
+      if (isWordAt(form, 0) && isWordBefore(text, at)) break; // true for every form here: same first character
+      const found = agreement(text, at, form);
+      const whole =
+        found.agreed === form.length &&
+        !(isWordBefore(form, form.length) && found.end < text.length && isWordAt(text, found.end));
+      if (whole || (form.length > FORM_PREFIX && found.agreed >= FORM_PREFIX)) end = Math.max(end, found.end);
+      if (whole) break; // the longest whole form at this position
+    }
+    if (end > at) {
+      spans.push([at, end]);
+      at = end;
+    } else at++;
+  }
+  return spans;
 };
 
 /**
@@ -298,12 +352,11 @@ const buildMatcher = (personalValues: readonly PersonalValue[]): Matcher => {
  * is replaced by `[redacted]`, in any form a downstream may echo it: any case; names as whole words of any
  * length ("Li" goes, "Lisa" stays); phone numbers by their digits however grouped, with or without country code;
  * dates of birth as `YYYY-MM-DD`, `DD.MM.YYYY`, `DD/MM/YYYY`, `MM/DD/YYYY`, `YYYYMMDD`, ISO timestamps and OData
- * `/Date(<ms>)/`; accents left out; JSON-escaped (`\u00e9`, `\/`). Whitespace is collapsed and the text is cut to
+ * `/Date(<ms>)/`; without accents; JSON-escaped (`\u00e9`, `\/`). Whitespace is collapsed and the text is cut to
  * MAX_ERROR_TEXT_LENGTH (500) characters, ending in `…` when cut.
  *
- * The cost is bounded by the values and not by the text: only its first 2,000 characters are read (what comes
- * from their last 256 is dropped, so that a value cut in two there cannot leave a recognisable part), and one
- * pattern finds everything in a single pass.
+ * Its cost is bounded by the values and not by the text: only the first 2,000 characters are read (and what comes
+ * from their last 256 is dropped, so that a value cut in two there cannot leave a recognisable part), in one pass.
  *
  * @param personalValues the record's personal values, with their kinds (a bare string's kind is read off its shape)
  * @example
@@ -319,25 +372,16 @@ export function safeErrorText(text: string, personalValues: readonly PersonalVal
   const cut = text.length > WINDOW;
   const window = cut ? text.slice(0, WINDOW) : text;
   const keepBefore = cut ? WINDOW - MARGIN : window.length;
-  const { pattern, longForms, birthdays } = buildMatcher(personalValues);
+  const matcher = matcherFor(personalValues);
+  const spans = [...patternSpans(window, matcher), ...formSpans(window, matcher)].sort((a, b) => a[0] - b[0]);
   let kept = '';
   let from = 0;
-  for (let match = pattern.exec(window); match; match = pattern.exec(window)) {
-    const start = match.index;
+  for (const [start, end] of spans) {
     if (start >= keepBefore) break;
-    const groups = match.groups ?? {};
-    if (groups.odata !== undefined) {
-      const ms = Number(groups.odataMs);
-      // Another timestamp than the date of birth stays (its text is copied on with what follows).
-      if (!birthdays.some(([first, last]) => ms >= first && ms < last)) continue;
-    }
-    let end = start + match[0].length;
-    if (groups.long !== undefined) {
-      for (const form of longForms) end = Math.max(end, start + agreement(window, start, form));
-    }
-    kept += `${window.slice(from, start)}${REDACTED}`;
+    if (end <= from) continue; // inside a stretch already redacted
+    // Overlapping stretches make one redaction.
+    if (start >= from) kept += `${window.slice(from, start)}${REDACTED}`;
     from = end;
-    pattern.lastIndex = Math.max(end, start + 1);
   }
   if (from < keepBefore) kept += window.slice(from, keepBefore);
   const safe = kept.replace(/\s+/g, ' ').trim();

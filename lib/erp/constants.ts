@@ -7,8 +7,9 @@ export const DEFAULT_ERP_SERVICE_PATH = '/sap/opu/odata/sap/ZSD_SALES_REGISTRATI
 export const DEFAULT_ERP_TIMEOUT_MS = 10_000;
 
 /**
- * Fields of a registration that identify a person. SAP messages sometimes echo the values they
- * complain about, so these values are blanked out of every error text before it leaves the adapter.
+ * Fields of a registration that identify a person: names, address, e-mail, phone, date of birth. SAP messages
+ * sometimes echo the values they complain about, so these values are blanked out of every error text before it
+ * leaves the adapter (safeErrorText reads each value's kind off its shape: a date, an address, a phone number).
  */
 export const PERSONAL_FIELDS = [
   'Name',
@@ -16,6 +17,9 @@ export const PERSONAL_FIELDS = [
   'CompanyName',
   'Street',
   'Floor',
+  'Town',
+  'Postcode',
+  'State',
   'email',
   'Phone',
   'DOB',
