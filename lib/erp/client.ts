@@ -1,4 +1,4 @@
-import { describeFetchError } from '../delivery/errorText.ts';
+import { describeFetchError, type PersonalValue } from '../delivery/errorText.ts';
 import type { DeliveryOutcome, SalesRegistration } from '../types.ts';
 import { DEFAULT_ERP_TIMEOUT_MS, PERSONAL_FIELDS } from './constants.ts';
 import { cookieHeader, storeCookies } from './cookies.ts';
@@ -7,8 +7,11 @@ import { basicAuthorization, erpEndpoints } from './endpoints.ts';
 import { classifyErpAnswer, isCsrfRequired, isOwnRepeat } from './response.ts';
 import type { CsrfResult, CsrfSession, ErpClient, ErpConfig, PostAnswer } from './types.ts';
 
-const personalValuesOf = (record: SalesRegistration): string[] =>
-  PERSONAL_FIELDS.map((field) => record[field]).filter((value): value is string => typeof value === 'string');
+const personalValuesOf = (record: SalesRegistration): PersonalValue[] =>
+  Object.entries(PERSONAL_FIELDS).flatMap(([field, kind]) => {
+    const value = record[field as keyof typeof PERSONAL_FIELDS];
+    return typeof value === 'string' ? [{ kind, value }] : [];
+  });
 
 /**
  * Creates the SAP Gateway adapter for sales registrations (CONTRACT section 3, ERP). Create it once per

@@ -1,3 +1,4 @@
+import type { PersonalValueKind } from '../delivery/errorText.ts';
 import type { SalesRegistration } from '../types.ts';
 
 /** Entity set of the custom SAP Gateway service that registers sales. */
@@ -11,16 +12,16 @@ export const DEFAULT_ERP_TIMEOUT_MS = 10_000;
  * sometimes echo the values they complain about, so these values are blanked out of every error text before it
  * leaves the adapter (safeErrorText reads each value's kind off its shape: a date, an address, a phone number).
  */
-export const PERSONAL_FIELDS = [
-  'Name',
-  'Name2',
-  'CompanyName',
-  'Street',
-  'Floor',
-  'Town',
-  'Postcode',
-  'State',
-  'email',
-  'Phone',
-  'DOB',
-] as const satisfies readonly (keyof SalesRegistration)[];
+export const PERSONAL_FIELDS = {
+  Name: 'name',
+  Name2: 'name',
+  CompanyName: 'text',
+  Street: 'text',
+  Floor: 'text',
+  Town: 'text',
+  Postcode: 'text',
+  State: 'text',
+  email: 'email',
+  Phone: 'phone',
+  DOB: 'date',
+} as const satisfies Partial<Record<keyof SalesRegistration, PersonalValueKind>>;

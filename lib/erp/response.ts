@@ -1,4 +1,4 @@
-import { safeErrorText } from '../delivery/errorText.ts';
+import { type PersonalValue, safeErrorText } from '../delivery/errorText.ts';
 import { isObject, parseJsonOrUndefined } from '../json.ts';
 import type { DeliveryOutcome } from '../types.ts';
 
@@ -57,7 +57,7 @@ const isTransientStatus = (status: number): boolean =>
 export function classifyErpAnswer(
   status: number,
   text: string,
-  personalValues: readonly string[],
+  personalValues: readonly PersonalValue[],
 ): DeliveryOutcome {
   if (status >= 200 && status < 300) {
     const downstreamId = documentNumber(text);
