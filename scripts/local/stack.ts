@@ -3,7 +3,8 @@
  * queues and table serverless.yml deploys, and serverless-offline serving the HTTP API as a child process.
  * `scripts/start.ts` is the CLI around it; tests and the worker poller can call it directly.
  */
-import { delimiter } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
 import { localCredentials } from './aws.ts';
 import { type LocalQueueServer, startLocalQueue } from './localQueue.ts';
 import { type LocalStoreServer, startLocalStore } from './localStore.ts';
@@ -144,6 +145,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     signal?.throwIfAborted();
     const port = requestedPort === 0 ? (ports.pop() as number) : requestedPort;
     const [lambdaPort, websocketPort] = ports;
+    // LOCAL_API_PROXY_SQS / _DYNAMODB (npm run soak): the API handlers reach the emulators through a proxy,
+    // which reads their endpoints from localEndpointsFile. Offline's environment only (`env` keeps them).
+    const apiProxies = apiProxyEnv({ ...process.env, ...options.env });
+    if (Object.keys(apiProxies).length > 0) {
+      const endpoints = { sqs: queueServer.endpoint, dynamodb: storeServer.endpoint };
+      await writeFile(localEndpointsFile(dataDir), JSON.stringify(endpoints));
+    }
 
     const localEnv = (references: Record<string, string>): Record<string, string> => ({
       ...references,
@@ -159,7 +167,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...options.env,
     });
     const spawnOffline = (env: Record<string, string>) => {
-      offline = startOffline({ ...inherited, ...env, PATH: path }, debug);
+      offline = startOffline({ ...inherited, ...env, ...apiProxies, PATH: path }, debug);
       return offline;
     };
 
@@ -246,6 +254,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await stop().catch(() => {});
     throw error;
   }
+}
+
+/** Where a stack with LOCAL_API_PROXY_* set writes its emulators' endpoints: `{"sqs", "dynamodb"}`. */
+export const localEndpointsFile = (dataDir: string): string => join(dataDir, 'local-endpoints.json');
+
+/** The API handlers' AWS endpoints when LOCAL_API_PROXY_SQS / LOCAL_API_PROXY_DYNAMODB name a proxy. */
+function apiProxyEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return {
+    ...(env.LOCAL_API_PROXY_SQS ? { AWS_ENDPOINT_URL_SQS: env.LOCAL_API_PROXY_SQS } : {}),
+    ...(env.LOCAL_API_PROXY_DYNAMODB ? { AWS_ENDPOINT_URL_DYNAMODB: env.LOCAL_API_PROXY_DYNAMODB } : {}),
+  };
 }
 
 function sameEntries(a: Record<string, string>, b: Record<string, string>): boolean {

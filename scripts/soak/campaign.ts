@@ -1,0 +1,360 @@
+/**
+ * The fault campaign behind `npm run soak` (scripts/soak.ts) and tests/e2e/soak.test.ts.
+ *
+ * It starts the SAP and Salesforce sandboxes in this process (to inject faults and read what they received), two
+ * fault proxies between the API handlers and SQS / DynamoDB (LOCAL_API_PROXY_SQS / LOCAL_API_PROXY_DYNAMODB), and
+ * `npm start` on a data directory of its own; sends the workload (workload.ts) with faults at every boundary
+ * (chaos.ts) and kills `npm start` with SIGKILL of its whole process group a few times on the way, starting it
+ * again on the same data; then, in a quiet period without faults, waits (bounded) until nothing is `accepted`
+ * any more, and reconciles answers, deliveries and statuses record by record (ledger.ts).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
+import { startSapSandbox } from '../../sandbox/sapSandbox.ts';
+import type { LoggedRequest } from '../../sandbox/server.ts';
+import { freePorts } from '../local/ports.ts';
+import { localEndpointsFile } from '../local/stack.ts';
+import { createIntakeWeather, intakePolicy, startDownstreamChaos } from './chaos.ts';
+import { sendWithRetries } from './client.ts';
+import { startFaultProxy, upstreamFromFile } from './faultProxy.ts';
+import {
+  type LedgerCounts,
+  type PlanResult,
+  promiseKept,
+  reconcile,
+  type StatusLookup,
+  salesforceCallsOf,
+  sapCallsOf,
+} from './ledger.ts';
+import { acceptedInStore, forEachLimited, lookUpStatus } from './lookups.ts';
+import { seededRandom } from './random.ts';
+import { createService } from './service.ts';
+import { createWorkload, type Operation } from './workload.ts';
+
+export interface SoakOptions {
+  /** Fresh records to send. Default 5,000. */
+  records?: number;
+  /** SIGKILLs of npm start (each followed by a start) during the traffic. Default 3. */
+  restarts?: number;
+  /** Plans in flight at once (a race counts once). Default 12. */
+  concurrency?: number;
+  /** Seed of the workload. Default: random. */
+  seed?: number;
+  /** Tries per request, the first included. Default 6. */
+  maxTries?: number;
+  /** How long an SAP outage lasts (records use up their attempts: `failed`); 0: none. Default 20. */
+  outageSeconds?: number;
+  /** Bound of the quiet period (waiting until nothing is `accepted`). Default 180. */
+  drainSeconds?: number;
+  /** The quiet period also ends when nothing has moved for this long. Default 60. */
+  stallSeconds?: number;
+  /** Bound of the traffic phase: no new plan after it. Default 1,800. */
+  maxTrafficSeconds?: number;
+  /**
+   * RECONCILE_AFTER_SECONDS handed to the service: its reconciler queues again a record left `accepted` by
+   * nobody for this long (checked every RECONCILE_INTERVAL_SECONDS, 5 here). Default 20: longer than a local
+   * intake request can run (the API functions' timeout is 10 s).
+   */
+  reconcileAfterSeconds?: number;
+  /** POWERTOOLS_LOG_LEVEL of the service. Default WARN (less to print on two cores). */
+  serviceLogLevel?: string;
+  /** Keep the data directory (its path is in the report). */
+  keepDataDir?: boolean;
+  log?: (line: string) => void;
+  /** Aborting ends the campaign early: it cleans up and rejects. */
+  signal?: AbortSignal;
+}
+
+export interface SoakReport extends LedgerCounts {
+  ok: boolean;
+  seed: number;
+  run: string;
+  settings: Required<Omit<SoakOptions, 'log' | 'seed' | 'keepDataDir' | 'signal'>>;
+  restarts: { kills: number; starts: number; unexpectedExits: number; startSeconds: number[] };
+  faults: {
+    intakeSqs: Record<string, number>;
+    intakeDynamodb: Record<string, number>;
+    intakeStorms: number;
+    downstream: Record<string, number>;
+  };
+  seconds: { traffic: number; drain: number; lookups: number; total: number };
+  /** Whether the quiet period ended with nothing `accepted` (false: its bound or the stall rule ended it). */
+  drained: boolean;
+  dataDir?: string;
+}
+
+const SAP_CREDENTIALS = { username: 'SOAKUSER', password: 'soak-pass' };
+const SF_CREDENTIALS = { clientId: 'soak-client', clientSecret: 'soak-secret' };
+
+/** Records the arrival time of every request a sandbox logs: `times[i]` belongs to `requests[i]`. */
+const stampArrivals = (requests: LoggedRequest[]): number[] => {
+  const times: number[] = [];
+  const push = requests.push.bind(requests);
+  requests.push = (...items: LoggedRequest[]) => {
+    for (const _ of items) times.push(Date.now());
+    return push(...items);
+  };
+  return times;
+};
+
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> => {
+  const settings = {
+    records: options.records ?? 5_000,
+    restarts: options.restarts ?? 3,
+    concurrency: options.concurrency ?? 12,
+    maxTries: options.maxTries ?? 6,
+    outageSeconds: options.outageSeconds ?? 20,
+    drainSeconds: options.drainSeconds ?? 180,
+    stallSeconds: options.stallSeconds ?? 60,
+    maxTrafficSeconds: options.maxTrafficSeconds ?? 1_800,
+    reconcileAfterSeconds: options.reconcileAfterSeconds ?? 20,
+    serviceLogLevel: options.serviceLogLevel ?? 'WARN',
+  };
+  const log = options.log ?? ((line: string) => process.stderr.write(`[soak] ${line}\n`));
+  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const random = seededRandom(seed);
+  const run = Math.floor(random.next() * 36 ** 4)
+    .toString(36)
+    .toUpperCase()
+    .padStart(4, '0');
+  const startedAt = Date.now();
+
+  const dataDir = await mkdtemp(join(tmpdir(), 'dealer-gateway-soak-'));
+  const [sap, salesforce] = await Promise.all([
+    startSapSandbox(SAP_CREDENTIALS),
+    startSalesforceSandbox(SF_CREDENTIALS),
+  ]);
+  const sapTimes = stampArrivals(sap.requests);
+  const sfTimes = stampArrivals(salesforce.requests);
+  const weather = createIntakeWeather();
+  const endpoints = localEndpointsFile(dataDir);
+  const [sqsProxy, dynamoProxy] = await Promise.all([
+    startFaultProxy({ upstream: upstreamFromFile(endpoints, 'sqs'), policy: intakePolicy(weather.sqs) }),
+    startFaultProxy({
+      upstream: upstreamFromFile(endpoints, 'dynamodb'),
+      policy: intakePolicy(weather.dynamodb),
+    }),
+  ]);
+  const [port] = await freePorts(1);
+  const service = createService({
+    port,
+    dataDir,
+    log,
+    env: {
+      ERP_BASE_URL: sap.url,
+      ERP_USERNAME: SAP_CREDENTIALS.username,
+      ERP_PASSWORD: SAP_CREDENTIALS.password,
+      CRM_BASE_URL: salesforce.url,
+      CRM_CLIENT_ID: SF_CREDENTIALS.clientId,
+      CRM_CLIENT_SECRET: SF_CREDENTIALS.clientSecret,
+      DELIVERY_RETRY_BASE_SECONDS: '1',
+      DELIVERY_MAX_ATTEMPTS: '5',
+      // A record whose worker was killed mid-delivery is delivered again once its claim runs out (default 90 s).
+      DELIVERY_LEASE_SECONDS: '30',
+      RECONCILE_AFTER_SECONDS: String(settings.reconcileAfterSeconds),
+      RECONCILE_INTERVAL_SECONDS: '5',
+      LOCAL_API_PROXY_SQS: sqsProxy.endpoint,
+      LOCAL_API_PROXY_DYNAMODB: dynamoProxy.endpoint,
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      POWERTOOLS_LOG_LEVEL: settings.serviceLogLevel,
+    },
+  });
+  let chaos: ReturnType<typeof startDownstreamChaos> | undefined;
+
+  try {
+    log(
+      `seed ${seed}, run ${run}: ${settings.records} records, ${settings.restarts} restart(s), data ${dataDir}`,
+    );
+    await service.start();
+    log(`npm start ready on ${service.url}`);
+    chaos = startDownstreamChaos({ sap, salesforce });
+
+    // ---- Traffic, with restarts and one SAP outage on the way.
+    const workload = createWorkload(settings.records, run, random);
+    const results: PlanResult[] = [];
+    const kills: number[] = [];
+    const trafficStarted = Date.now();
+    const trafficDeadline = trafficStarted + settings.maxTrafficSeconds * 1000;
+    let trafficDone = false;
+
+    const killPoints = Array.from(
+      { length: settings.restarts },
+      (_, i) => settings.records * ((i + 1) / (settings.restarts + 1) + (random.next() - 0.5) * 0.08),
+    );
+    const chaosLoop = (async () => {
+      let outageDone = settings.outageSeconds <= 0;
+      let lastLog = Date.now();
+      while (!trafficDone) {
+        const planned = workload.planned();
+        if (killPoints.length > 0 && planned >= killPoints[0]) {
+          killPoints.shift();
+          kills.push(Date.now());
+          try {
+            await service.kill();
+            log(`SIGKILL of npm start's process group (${kills.length}) at ${planned} records planned`);
+            await sleep(200 + Math.random() * 1300);
+            const restarted = Date.now();
+            await service.start();
+            log(`npm start ready again after ${seconds(Date.now() - restarted)} s`);
+          } catch (error) {
+            // The traffic waiting for the service gets this error and the campaign ends with it.
+            service.abandon(error instanceof Error ? error : new Error(String(error)));
+            return;
+          }
+        }
+        if (!outageDone && planned >= settings.records * 0.6) {
+          outageDone = true;
+          chaos?.outage(settings.outageSeconds * 1000);
+          log(`SAP outage: every delivery answered 503 for ${settings.outageSeconds} s`);
+        }
+        if (Date.now() - lastLog >= 10_000) {
+          lastLog = Date.now();
+          const answered = results.reduce((n, r) => n + r.sends.length, 0);
+          log(
+            `${planned}/${settings.records} records planned, ${results.length} plans done (${answered} requests), ` +
+              `SAP ${sap.registrations.length} registrations, Salesforce ${salesforce.cases.length} cases`,
+          );
+        }
+        await sleep(100);
+      }
+    })();
+
+    await Promise.all(
+      Array.from({ length: settings.concurrency }, async () => {
+        for (;;) {
+          if (Date.now() > trafficDeadline || options.signal?.aborted) return;
+          const plan = workload.next();
+          if (!plan) return;
+          await service.whenUp();
+          const sends = await Promise.all(
+            Array.from({ length: plan.copies }, () => sendWithRetries(service, plan, settings.maxTries)),
+          );
+          results.push({ plan, sends });
+          if (sends.some((send) => send.final.status === 200)) workload.accepted(plan);
+        }
+      }),
+    );
+    trafficDone = true;
+    await chaosLoop;
+    options.signal?.throwIfAborted();
+    const trafficSeconds = seconds(Date.now() - trafficStarted);
+    log(`traffic done in ${trafficSeconds} s: ${results.length} plans`);
+
+    // ---- Quiet period: no more faults; wait until nothing is `accepted` (bounded, or until nothing moves).
+    weather.calm();
+    chaos.calm();
+    sqsProxy.setPolicy(undefined);
+    dynamoProxy.setPolicy(undefined);
+    const drainStarted = Date.now();
+    const drainDeadline = drainStarted + settings.drainSeconds * 1000;
+    let drained = false;
+    let lastOpen = -1;
+    let lastMove = Date.now();
+    let lastDownstream = sap.requests.length + salesforce.requests.length;
+    let storeReadable = true;
+    while (Date.now() < drainDeadline) {
+      options.signal?.throwIfAborted();
+      await service.whenUp();
+      const open = await acceptedInStore(dataDir);
+      if (!open) {
+        storeReadable = false;
+        break;
+      }
+      if (open.length === 0) {
+        drained = true;
+        break;
+      }
+      const downstream = sap.requests.length + salesforce.requests.length;
+      if (open.length !== lastOpen || downstream !== lastDownstream) {
+        lastOpen = open.length;
+        lastDownstream = downstream;
+        lastMove = Date.now();
+        log(`quiet period: ${open.length} record(s) still accepted`);
+      } else if (Date.now() - lastMove > settings.stallSeconds * 1000) {
+        log(
+          `quiet period: ${open.length} record(s) accepted and nothing moved for ${settings.stallSeconds} s`,
+        );
+        break;
+      }
+      await sleep(2000);
+    }
+    const drainSeconds = seconds(Date.now() - drainStarted);
+    log(`quiet period over after ${drainSeconds} s${drained ? ': nothing accepted' : ''}`);
+
+    // ---- Status of every record answered 200, over the GET endpoints.
+    const lookupsStarted = Date.now();
+    const ids = new Map<string, Operation>();
+    for (const { plan, sends } of results) {
+      for (const send of sends) {
+        for (const answer of send.answers) {
+          if (answer.status !== 200) continue;
+          for (const [i, id] of (answer.ids ?? []).entries()) ids.set(id, plan.records[i].op);
+        }
+      }
+    }
+    const statuses = new Map<string, StatusLookup>();
+    const lookUp = async (list: [string, Operation][]) =>
+      forEachLimited(list, 8, async ([id, op]) => {
+        statuses.set(id, await lookUpStatus(service, op, id));
+      });
+    await lookUp([...ids]);
+    // Without the store to watch, the look-ups themselves wait for the stragglers.
+    while (!storeReadable && Date.now() < drainDeadline) {
+      const open = [...ids].filter(([id]) => statuses.get(id)?.status === 'accepted');
+      if (open.length === 0) break;
+      await sleep(2000);
+      await lookUp(open);
+    }
+    const stillAccepted = await acceptedInStore(dataDir);
+    const lookupsSeconds = seconds(Date.now() - lookupsStarted);
+
+    const { counts } = reconcile({
+      results,
+      sapCalls: sapCallsOf(sap.requests, sapTimes, sap.servicePath),
+      salesforceCalls: salesforceCallsOf(salesforce.requests, sfTimes),
+      kills,
+      statuses,
+      acceptedInStore: stillAccepted,
+    });
+    const stats = service.stats();
+    return {
+      ok: promiseKept(counts),
+      seed,
+      run,
+      settings,
+      ...counts,
+      restarts: {
+        kills: stats.kills,
+        starts: stats.starts,
+        unexpectedExits: stats.unexpectedExits,
+        startSeconds: stats.startMs.map(seconds),
+      },
+      faults: {
+        intakeSqs: { calls: sqsProxy.counts().calls, ...sqsProxy.counts().faults },
+        intakeDynamodb: { calls: dynamoProxy.counts().calls, ...dynamoProxy.counts().faults },
+        intakeStorms: weather.storms(),
+        downstream: chaos.counts(),
+      },
+      seconds: {
+        traffic: trafficSeconds,
+        drain: drainSeconds,
+        lookups: lookupsSeconds,
+        total: seconds(Date.now() - startedAt),
+      },
+      drained,
+      ...(options.keepDataDir ? { dataDir } : {}),
+    };
+  } finally {
+    weather.calm();
+    chaos?.calm();
+    await service.stop().catch(() => {});
+    await Promise.all([sqsProxy.stop(), dynamoProxy.stop(), sap.stop(), salesforce.stop()]);
+    if (!options.keepDataDir) await rm(dataDir, { recursive: true, force: true }).catch(() => {});
+    log(`done in ${seconds(Date.now() - startedAt)} s`);
+  }
+};

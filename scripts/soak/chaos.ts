@@ -1,0 +1,239 @@
+/**
+ * The soak's faults at the two outer boundaries:
+ *
+ * - intake: a policy for the fault proxies between the API handlers and SQS / DynamoDB: a share of calls gets a
+ *   5xx, added latency, no answer (held past the AWS client's 2 s attempt timeout), an answer lost after the call
+ *   took effect (cut, or held too long), or a refused SendMessageBatch entry; now and then a storm of 5xx on one
+ *   of them for a few seconds;
+ * - downstream: faults queued into the SAP and Salesforce sandboxes in proportion to the deliveries they receive
+ *   (5xx, dropped connections, slow answers, 401 / 403 REQUEST_LIMIT_EXCEEDED / 400 UNABLE_TO_LOCK_ROW, token and
+ *   CSRF fetch failures, a few permanent refusals), CSRF and OAuth tokens expired every few seconds, and one SAP
+ *   outage long enough for records to use up their attempts (`failed`).
+ */
+import type { SalesforceFault, SalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
+import type { SapFault, SapSandbox } from '../../sandbox/sapSandbox.ts';
+import type { FaultPolicy, ProxyFault } from './faultProxy.ts';
+
+export interface IntakeRates {
+  error: number;
+  delay: number;
+  hang: number;
+  loseAnswer: number;
+  lateAnswer: number;
+  /** SendMessageBatch only. */
+  refuseEntry: number;
+}
+
+export const calmIntake: IntakeRates = {
+  error: 0.02,
+  delay: 0.02,
+  hang: 0.003,
+  loseAnswer: 0.007,
+  lateAnswer: 0.003,
+  refuseEntry: 0.01,
+};
+const stormIntake: IntakeRates = { ...calmIntake, error: 0.6 };
+const noFaults: IntakeRates = { error: 0, delay: 0, hang: 0, loseAnswer: 0, lateAnswer: 0, refuseEntry: 0 };
+
+/** Past the JSON-protocol client's 2 s attempt timeout of the API handlers. */
+const pastClientTimeoutMs = 2_500;
+
+const between = (min: number, max: number) => Math.round(min + Math.random() * (max - min));
+
+/** A policy drawing from `rates()` for each call (rates are read per call, so storms take effect at once). */
+export const intakePolicy =
+  (rates: () => IntakeRates): FaultPolicy =>
+  (operation): ProxyFault | undefined => {
+    const r = rates();
+    let roll = Math.random();
+    const take = (share: number) => {
+      roll -= share;
+      return roll < 0;
+    };
+    if (take(r.error)) return { kind: 'error', status: Math.random() < 0.7 ? 500 : 503 };
+    if (take(r.delay)) return { kind: 'delay', ms: between(50, 600) };
+    if (take(r.hang)) return { kind: 'hang', ms: pastClientTimeoutMs };
+    if (take(r.loseAnswer)) return { kind: 'loseAnswer' };
+    if (take(r.lateAnswer)) return { kind: 'lateAnswer', ms: pastClientTimeoutMs };
+    if (operation === 'SendMessageBatch' && take(r.refuseEntry)) return { kind: 'refuseEntry' };
+    return undefined;
+  };
+
+/** Intake fault rates over time: calm, a storm on one service every `everyMs`, or none at all. */
+export const createIntakeWeather = (everyMs = 20_000, stormMs = 3_000) => {
+  let enabled = true;
+  let storm: { service: 'sqs' | 'dynamodb'; until: number } | undefined;
+  let storms = 0;
+  let next: 'sqs' | 'dynamodb' = 'sqs';
+  const timer = setInterval(() => {
+    if (!enabled) return;
+    storm = { service: next, until: Date.now() + stormMs };
+    storms++;
+    next = next === 'sqs' ? 'dynamodb' : 'sqs';
+  }, everyMs);
+  timer.unref();
+  const ratesFor = (service: 'sqs' | 'dynamodb') => (): IntakeRates => {
+    if (!enabled) return noFaults;
+    return storm && storm.service === service && Date.now() < storm.until ? stormIntake : calmIntake;
+  };
+  return {
+    sqs: ratesFor('sqs'),
+    dynamodb: ratesFor('dynamodb'),
+    storms: () => storms,
+    /** No more faults (the quiet period). */
+    calm() {
+      enabled = false;
+      clearInterval(timer);
+    },
+  };
+};
+
+const sapTransient = (): SapFault =>
+  [
+    { status: 503 },
+    { status: 503 },
+    { status: 500 },
+    { dropConnection: true },
+    { dropConnection: true },
+    { delayMs: between(300, 2500) },
+    { status: 401 },
+  ][between(0, 6)];
+
+const salesforceTransient = (): SalesforceFault =>
+  [
+    { status: 503 },
+    { status: 500 },
+    { status: 403 },
+    {
+      status: 400,
+      errors: [
+        {
+          message: 'unable to obtain exclusive access to this record',
+          errorCode: 'UNABLE_TO_LOCK_ROW',
+          fields: [],
+        },
+      ],
+    },
+    { dropConnection: true },
+    { dropConnection: true },
+    { delayMs: between(300, 2500) },
+  ][between(0, 6)];
+
+export interface DownstreamChaosOptions {
+  sap: SapSandbox;
+  salesforce: SalesforceSandbox;
+  /** Share of deliveries that meet a transient fault. Default 0.06. */
+  share?: number;
+  /** Share of case deliveries refused for good (400 INVALID_INPUT → rejected). Default 0.004. */
+  permanentShare?: number;
+  /** Every how long CSRF and OAuth tokens expire. Default 6 s. */
+  expireEveryMs?: number;
+}
+
+/**
+ * Starts queueing faults into the sandboxes, in proportion to the deliveries they receive (checked every 250 ms).
+ * `outage(ms)`: SAP answers 503 to every delivery for that long.
+ */
+export const startDownstreamChaos = (options: DownstreamChaosOptions) => {
+  const { sap, salesforce } = options;
+  const share = options.share ?? 0.06;
+  const permanentShare = options.permanentShare ?? 0.004;
+  const counts: Record<string, number> = {};
+  const count = (name: string, n = 1) => {
+    counts[name] = (counts[name] ?? 0) + n;
+  };
+  let sapSeen = sap.requests.length;
+  let sfSeen = salesforce.requests.length;
+  let outageUntil = 0;
+  let running = true;
+
+  const deliveries = (requests: { method: string }[], from: number, method: string) => {
+    let n = 0;
+    for (let i = from; i < requests.length; i++) if (requests[i].method === method) n++;
+    return n;
+  };
+
+  // Faults wait in the sandboxes until a delivery takes them: keep count, so that none pile up (a long queue of
+  // them would outlast the campaign's fault period).
+  let sapPending = 0;
+  let sfPending = 0;
+  const tick = setInterval(() => {
+    if (!running) return;
+    const sapNew = deliveries(sap.requests, sapSeen, 'POST');
+    const sfNew = deliveries(salesforce.requests, sfSeen, 'PATCH');
+    sapSeen = sap.requests.length;
+    sfSeen = salesforce.requests.length;
+    sapPending = Math.max(0, sapPending - sapNew);
+    sfPending = Math.max(0, sfPending - sfNew);
+    if (Date.now() < outageUntil) {
+      // Enough 503s for the next quarter second's deliveries.
+      const n = Math.max(0, sapNew + 3 - sapPending);
+      sap.inject(...Array.from({ length: n }, () => ({ status: 503 })));
+      sapPending += n;
+      count('sap outage 503', n);
+    } else {
+      for (let i = 0; i < sapNew; i++) {
+        if (Math.random() < share) {
+          const fault = sapTransient();
+          sap.inject(fault);
+          sapPending++;
+          count(`sap ${faultName(fault)}`);
+        }
+      }
+    }
+    for (let i = 0; i < sfNew; i++) {
+      if (Math.random() < permanentShare) {
+        salesforce.inject({ status: 400 });
+        sfPending++;
+        count('salesforce 400 INVALID_INPUT (permanent)');
+      } else if (Math.random() < share) {
+        const fault = salesforceTransient();
+        salesforce.inject(fault);
+        sfPending++;
+        count(`salesforce ${faultName(fault)}`);
+      }
+    }
+  }, 250);
+  const expiry = setInterval(() => {
+    if (!running) return;
+    sap.expireCsrfTokens();
+    salesforce.expireTokens();
+    count('sap CSRF tokens expired');
+    count('salesforce OAuth tokens expired');
+    // Now and then the new token's fetch fails too (taken by the next fetch, which the expiry brings soon).
+    if (Math.random() < 0.3) {
+      const fault: SapFault =
+        Math.random() < 0.5 ? { on: 'csrf', status: 503 } : { on: 'csrf', dropConnection: true };
+      sap.inject(fault);
+      count(`sap ${faultName(fault)}`);
+    }
+    if (Math.random() < 0.3) {
+      const fault: SalesforceFault =
+        Math.random() < 0.5 ? { on: 'token', status: 500 } : { on: 'token', dropConnection: true };
+      salesforce.inject(fault);
+      count(`salesforce ${faultName(fault)}`);
+    }
+  }, options.expireEveryMs ?? 6_000);
+
+  return {
+    outage(ms: number) {
+      outageUntil = Date.now() + ms;
+      count('sap outages');
+    },
+    counts: () => ({ ...counts }),
+    /** No more faults (those already queued are still used up by the next deliveries). */
+    calm() {
+      running = false;
+      clearInterval(tick);
+      clearInterval(expiry);
+    },
+  };
+};
+
+const faultName = (fault: SapFault | SalesforceFault): string => {
+  const on = fault.on ? `${fault.on} ` : '';
+  if (fault.dropConnection) return `${on}dropped connection`;
+  if (fault.delayMs) return `${on}slow answer`;
+  const code = (fault as SalesforceFault).errors?.[0]?.errorCode;
+  return `${on}${fault.status}${code ? ` ${code}` : ''}`;
+};

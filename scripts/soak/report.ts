@@ -1,0 +1,71 @@
+/** The soak's report: a table for a person, and one JSON line for a machine. */
+import type { SoakReport } from './campaign.ts';
+
+const row = (label: string, value: string | number) => `  ${label.padEnd(34)} ${String(value)}`;
+
+const flag = (value: number) => (value === 0 ? `${value}` : `${value}  <-- broken promise`);
+
+export const reportTable = (report: SoakReport): string => {
+  const { records, violations } = report;
+  const answers = Object.entries(report.answers)
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([status, n]) => `${status === '0' ? 'no answer' : status}: ${n}`)
+    .join(', ');
+  const faults = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(', ') || 'none';
+  const lines = [
+    `soak ${report.ok ? 'PASSED' : 'FAILED'}  (seed ${report.seed}, run ${report.run})`,
+    row('requests (HTTP tries)', report.requests),
+    row('plans (requests a client meant)', report.plans),
+    row('answers by status', answers),
+    row('records sent', records.sent),
+    row('records accepted (answered 200)', records.accepted),
+    row('  delivered exactly once', records.delivered),
+    row('  rejected (with reason)', records.rejected),
+    row('  failed (with reason)', records.failed),
+    row('  lost', flag(records.lost)),
+    row('  duplicated', flag(records.duplicated)),
+    row('  stuck (status accepted)', flag(records.stuck)),
+    row('  inconsistent (status vs downstream)', flag(records.inconsistent)),
+    row('  repeated once across a SIGKILL', records.repeatedAtKill),
+    row('unanswered records delivered once', records.deliveredUnanswered),
+    row('unanswered records delivered twice+', flag(records.duplicatedUnanswered)),
+    row('refused records delivered (leaked)', flag(records.leaked)),
+    row('accepted, named by no answer', flag(records.stuckUnanswered)),
+    row('key reused, other body, answered 200', flag(violations.keyReuseAccepted)),
+    row('200 answers without ids', flag(violations.malformed200)),
+    row('SAP POSTs / created', `${report.downstream.sapPosts} / ${report.downstream.sapCreated}`),
+    row(
+      'Salesforce upserts / created',
+      `${report.downstream.salesforceUpserts} / ${report.downstream.salesforceCreated}`,
+    ),
+    row(
+      'npm start SIGKILLs / starts',
+      `${report.restarts.kills} / ${report.restarts.starts} (unexpected exits ${report.restarts.unexpectedExits})`,
+    ),
+    row('intake faults, SQS', faults(report.faults.intakeSqs)),
+    row('intake faults, DynamoDB', faults(report.faults.intakeDynamodb)),
+    row('intake 5xx storms', report.faults.intakeStorms),
+    row('downstream faults', faults(report.faults.downstream)),
+    row(
+      'seconds: traffic / quiet / look-ups',
+      `${report.seconds.traffic} / ${report.seconds.drain}${report.drained ? '' : ' (bound or stall)'} / ${report.seconds.lookups}`,
+    ),
+    row('seconds in all', report.seconds.total),
+  ];
+  const examples = Object.entries(report.examples);
+  if (examples.length > 0) {
+    lines.push('  examples:');
+    for (const [kind, list] of examples) for (const item of list) lines.push(`    ${kind}: ${item}`);
+  }
+  if (report.dataDir) lines.push(row('data directory (kept)', report.dataDir));
+  return lines.join('\n');
+};
+
+/** One line of JSON: the counts, without the examples. */
+export const reportJson = (report: SoakReport): string => {
+  const { examples: _examples, ...rest } = report;
+  return JSON.stringify({ soak: rest });
+};

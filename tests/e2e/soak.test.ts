@@ -1,0 +1,48 @@
+/**
+ * The short form of `npm run soak` (scripts/soak/campaign.ts): a few hundred records through `npm start` with
+ * faults at every boundary (SQS and DynamoDB behind fault proxies, SAP and Salesforce sandboxes) and one SIGKILL
+ * of the whole service, then the reconciliation record by record: nothing lost, nothing delivered twice, nothing
+ * left `accepted`.
+ */
+import { describe, expect, it } from 'vitest';
+import { runSoak } from '../../scripts/soak/campaign.ts';
+import { reportTable } from '../../scripts/soak/report.ts';
+
+describe('the soak campaign, short form', () => {
+  it('delivers each record answered 200 exactly once through faults and a SIGKILL of npm start', async () => {
+    // Act
+    const report = await runSoak({
+      records: 250,
+      restarts: 1,
+      outageSeconds: 0,
+      drainSeconds: 60,
+      stallSeconds: 45,
+      maxTrafficSeconds: 90,
+      log: () => {},
+    });
+    // Assess
+    const table = reportTable(report);
+    expect(report.restarts.kills, table).toBe(1);
+    expect(report.records.accepted, table).toBeGreaterThan(125);
+    expect(
+      {
+        lost: report.records.lost,
+        duplicated: report.records.duplicated,
+        stuck: report.records.stuck,
+        leaked: report.records.leaked,
+        inconsistent: report.records.inconsistent,
+        ...report.violations,
+      },
+      table,
+    ).toEqual({
+      lost: 0,
+      duplicated: 0,
+      stuck: 0,
+      leaked: 0,
+      inconsistent: 0,
+      keyReuseAccepted: 0,
+      malformed200: 0,
+    });
+    expect(report.ok, table).toBe(true);
+  }, 240_000);
+});
