@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonPost, statusGet } from '../factories/apiGateway.ts';
+import { apiEvent, jsonPost, statusGet } from '../factories/apiGateway.ts';
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { testKeys } from '../support/apiKeys.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
@@ -22,6 +22,8 @@ const SALES = '/erp/sales_registration';
 const CASE = '/crm/case';
 const API_FUNCTIONS = ['salesRegistration', 'crmCase', 'recordStatus'] as const;
 const WORKERS = ['erpDelivery', 'crmDelivery', 'reconciler'] as const;
+/** Serves the committed openapi.json: no build tooling at run time. */
+const OPEN_API = 'openApi';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let secrets: Awaited<ReturnType<typeof startScriptedAws>>;
@@ -30,7 +32,10 @@ const sources: Record<string, string[]> = {};
 
 /** Runs handler invocations in one fresh process of the unpacked bundles; returns their answers. */
 const runBundles = async (
-  calls: { fn: (typeof API_FUNCTIONS)[number] | 'reconciler'; event: APIGatewayProxyEvent | object }[],
+  calls: {
+    fn: (typeof API_FUNCTIONS)[number] | 'reconciler' | typeof OPEN_API;
+    event: APIGatewayProxyEvent | object;
+  }[],
   env: Record<string, string | undefined> = {},
 ): Promise<{ statusCode: number; body: string }[]> => {
   const callsFile = join(unpacked, `calls-${Date.now()}-${Math.random()}.json`);
@@ -74,7 +79,7 @@ beforeAll(async () => {
   await packagedTemplate();
   // The zips are rewritten by any test file that packages: read them under the same lock.
   await withPackageLock(async () => {
-    for (const fn of [...API_FUNCTIONS, ...WORKERS]) {
+    for (const fn of [...API_FUNCTIONS, ...WORKERS, OPEN_API]) {
       const zip = unzipSync(await readFile(join(process.cwd(), '.esbuild', `${fn}.zip`)));
       sources[fn] = [];
       for (const [file, bytes] of Object.entries(zip)) {
@@ -186,5 +191,30 @@ describe('the API functions as deployed', () => {
     expect(retried.statusCode).toBe(200);
     expect(queuedByRetry).toEqual([]);
     expect(queuedByReconciler.map((m) => m.id)).toEqual([JSON.parse(retried.body).registrations[0].id]);
+  });
+});
+
+describe('the openApi function as deployed', () => {
+  it('carries the committed openapi.json and none of the build tooling, and serves the document', async () => {
+    // Prepare
+    const committed = JSON.parse(await readFile(join(process.cwd(), 'openapi.json'), 'utf8'));
+    const projectSources = sources[OPEN_API]
+      .filter((s) => !s.includes('node_modules/') && !s.startsWith('builtin-'))
+      .map((s) => s.replace(/^(\.\.\/)+/, ''));
+    // Act
+    const [answer] = await runBundles(
+      [
+        {
+          fn: OPEN_API,
+          event: apiEvent({ httpMethod: 'GET', path: '/openapi.json', resource: '/openapi.json' }),
+        },
+      ],
+      deployedEnv(),
+    );
+    // Assess
+    expect(projectSources).toContain('openapi.json');
+    expect(projectSources.filter((s) => /^(scripts|schemas|lib\/(validation|intake))\//.test(s))).toEqual([]);
+    expect(answer.statusCode).toBe(200);
+    expect(JSON.parse(answer.body)).toEqual(committed);
   });
 });

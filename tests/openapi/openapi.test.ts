@@ -5,13 +5,17 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as caseHandler } from '../../functions/crmCase.ts';
 import { handler as recordStatus } from '../../functions/recordStatus.ts';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
-import { buildOpenApiDocument, type Json, type JsonObject } from '../../lib/openapi/buildOpenApi.ts';
 import { validateCaseRecord } from '../../lib/validation/caseRecord.ts';
 import { formatProblem } from '../../lib/validation/format.ts';
 import { validateSalesRegistrations } from '../../lib/validation/salesRegistration.ts';
 import packageJson from '../../package.json' with { type: 'json' };
 import caseRecordFile from '../../schemas/caseRecord.schema.json' with { type: 'json' };
 import salesRegistrationFile from '../../schemas/salesRegistration.schema.json' with { type: 'json' };
+import {
+  buildOpenApiDocument,
+  type Json,
+  type JsonObject,
+} from '../../scripts/openapi/buildOpenApiDocument.ts';
 import { jsonPost, lambdaContext, statusGet } from '../factories/apiGateway.ts';
 import { useTestKeys } from '../support/apiKeys.ts';
 
