@@ -1,6 +1,11 @@
 import type { CallOptions } from '../store/statusRecords.ts';
-import { getStatusRecord, noteLatestGeneration, putStatusRecordIfAbsent } from '../store/statusRecords.ts';
-import type { StatusRecord } from '../store/types.ts';
+import {
+  getStatusRecord,
+  noteLatestGeneration,
+  putStatusRecordIfAbsent,
+  readContentSlot,
+} from '../store/statusRecords.ts';
+import type { ContentAlias, StatusRecord } from '../store/types.ts';
 import type { CaseRecord, SalesRegistration } from '../types.ts';
 import { DUPLICATE_WINDOW_MS } from './constants.ts';
 import { generationId } from './recordIds.ts';
@@ -25,8 +30,10 @@ export interface ContentOutcome {
   created?: StatusRecord;
 }
 
-const withinWindow = (status: StatusRecord, now: Date) =>
+const withinWindow = (status: { acceptedAt: string }, now: Date) =>
   now.getTime() - Date.parse(status.acceptedAt) < DUPLICATE_WINDOW_MS;
+
+const isAlias = (slot: StatusRecord | ContentAlias): slot is ContentAlias => 'aliasOf' in slot;
 
 /** Our own write: the conditional put landed, its answer was lost, and the AWS client's retry found it taken. */
 const ownWrite = (status: StatusRecord, candidate: StatusRecord) =>
@@ -46,12 +53,14 @@ export const acceptContent = async (content: ContentToAccept): Promise<ContentOu
   const first = content.fresh(firstId);
   if (await putStatusRecordIfAbsent(first, options)) return { id: firstId, created: first };
 
-  const stored = await getStatusRecord(firstId, options);
-  if (stored && ownWrite(stored, first)) return { id: firstId, created: stored };
+  const stored = await readContentSlot(firstId, options);
+  if (stored && !isAlias(stored) && ownWrite(stored, first)) return { id: firstId, created: stored };
   let generation = stored?.latestGeneration ?? 0;
-  let current = generation === 0 ? stored : await getStatusRecord(generationId(firstId, generation), options);
+  let current: StatusRecord | ContentAlias | undefined =
+    generation === 0 ? stored : await getStatusRecord(generationId(firstId, generation), options);
   for (let tries = 0; tries < MAX_GENERATIONS_PER_REQUEST; tries++) {
-    if (current && withinWindow(current, now)) return { id: current.id };
+    // First accepted under an Idempotency-Key: without a key, the same content is that record.
+    if (current && withinWindow(current, now)) return { id: isAlias(current) ? current.aliasOf : current.id };
     generation++;
     const candidate = content.fresh(generationId(firstId, generation));
     if (await putStatusRecordIfAbsent(candidate, options)) {

@@ -2,7 +2,7 @@ import { queueUrlFor } from '../config.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
 import type { CallOptions } from '../store/statusRecords.ts';
-import { putStatusRecordIfAbsent } from '../store/statusRecords.ts';
+import { putContentAliasIfAbsent, putStatusRecordIfAbsent } from '../store/statusRecords.ts';
 import type { StatusRecord } from '../store/types.ts';
 import type { CaseRecord, QueuedRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { acceptContent } from './acceptContent.ts';
@@ -125,7 +125,13 @@ const acceptByKey = async (
     const created = await inParallel(contents, PARALLEL_WRITES, async ([id, record]) => {
       const status = newStatusRecord(keyedId(keyHash, id), request, record, now);
       // Already there: an earlier attempt with this key created it (the reconciler queues it if that one could not).
-      return (await putStatusRecordIfAbsent(status, options)) ? [status] : [];
+      const isNew = await putStatusRecordIfAbsent(status, options);
+      // The same content sent later without a key is this record (the contract's 24-hour duplicate rule).
+      await putContentAliasIfAbsent(
+        { id, aliasOf: status.id, kind: request.kind, owner: request.owner, acceptedAt: status.acceptedAt },
+        options,
+      );
+      return isNew ? [status] : [];
     });
     await queueCreated(request.kind, created.flat(), options);
   } catch (error) {

@@ -8,7 +8,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { recordsTable } from '../config.ts';
 import { batchGetItems, type Item } from './table.ts';
-import type { StatusRecord } from './types.ts';
+import type { ContentAlias, StatusRecord } from './types.ts';
 
 /** Options of a call made on behalf of a request with a deadline. */
 export interface CallOptions {
@@ -40,7 +40,28 @@ export const getStatusRecords = async (
 };
 
 /**
- * Reads one status record (a consistent read), or undefined.
+ * Reads what stands at a content's first id (a consistent read): its first record, the alias of a record accepted
+ * under an `Idempotency-Key`, or nothing.
+ *
+ * @example
+ * const slot = await readContentSlot(firstId);
+ * const id = slot && 'aliasOf' in slot ? slot.aliasOf : slot?.id;
+ */
+export const readContentSlot = async (
+  id: string,
+  options: CallOptions = {},
+): Promise<StatusRecord | ContentAlias | undefined> => {
+  const out = await dynamoClient().send(
+    new GetItemCommand({ TableName: recordsTable(), Key: { pk: { S: id } }, ConsistentRead: true }),
+    options,
+  );
+  if (!out.Item) return undefined;
+  const { pk: _pk, ...rest } = unmarshall(out.Item);
+  return rest as StatusRecord | ContentAlias;
+};
+
+/**
+ * Reads one status record (a consistent read), or undefined (also for a content alias, which is no record).
  *
  * @example
  * const status = await getStatusRecord('3f0c...');
@@ -49,11 +70,33 @@ export const getStatusRecord = async (
   id: string,
   options: CallOptions = {},
 ): Promise<StatusRecord | undefined> => {
-  const out = await dynamoClient().send(
-    new GetItemCommand({ TableName: recordsTable(), Key: { pk: { S: id } }, ConsistentRead: true }),
-    options,
-  );
-  return out.Item ? fromItem(out.Item) : undefined;
+  const slot = await readContentSlot(id, options);
+  return slot && !('aliasOf' in slot) ? slot : undefined;
+};
+
+/**
+ * Points a content's first id at the record accepted for it under an `Idempotency-Key`, unless something stands
+ * there already (the content was accepted before: the key still decides for keyed requests).
+ *
+ * @example
+ * await putContentAliasIfAbsent({ id: firstId, aliasOf: keyedRecordId, kind, owner, acceptedAt });
+ */
+export const putContentAliasIfAbsent = async (
+  alias: ContentAlias,
+  options: CallOptions = {},
+): Promise<void> => {
+  try {
+    await dynamoClient().send(
+      new PutItemCommand({
+        TableName: recordsTable(),
+        Item: marshall({ pk: alias.id, ...alias }, { removeUndefinedValues: true }),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+      options,
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
 };
 
 /**

@@ -40,6 +40,22 @@ export interface StatusRecord {
   leaseUntil?: string;
 }
 
+/**
+ * Stands at a content's first id when that content was first accepted under an `Idempotency-Key` (so its record has
+ * a keyed id): a request without a key sending the same content within 24 hours gets that record's id back.
+ */
+export interface ContentAlias {
+  /** The content's first id (`contentId`). */
+  id: string;
+  /** The id of the record accepted with this content. */
+  aliasOf: string;
+  kind: RecordKind;
+  owner: string;
+  acceptedAt: string;
+  /** As on a first record: the newest generation of the content accepted again after 24 hours. */
+  latestGeneration?: number;
+}
+
 /** Where the request that first came with an `Idempotency-Key` stands. */
 export type IdempotencyState = 'started' | 'done' | 'retry';
 

@@ -151,6 +151,18 @@ describe('Idempotency-Key', () => {
     expect(queued.map((m) => m.id).sort()).toEqual([...ids].sort());
   });
 
+  it('names the record accepted under a key when the same content comes again without one', async () => {
+    // Prepare
+    const body = caseInput({ frameNo: uniqueFrame() });
+    const keyed = await postCase(body, { 'Idempotency-Key': `first-${uniqueFrame()}` });
+    // Act
+    const keyless = await postCase(body);
+    const queued = await aws.drain(caseQueue);
+    // Assess: one record, queued once, and its alias is no record of its own.
+    expect(JSON.parse(keyless.body).CrmId).toBe(JSON.parse(keyed.body).CrmId);
+    expect(queued.map((m) => m.id)).toEqual([JSON.parse(keyed.body).CrmId]);
+  });
+
   it('answers 409 while the first request with the key runs, and lets a retry take over a key whose request died', async () => {
     // Prepare: entries as a running request (just started) and a dead one (started 31 s ago) leave them.
     const body = caseInput({ frameNo: uniqueFrame() });
