@@ -1,8 +1,8 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { MiddlewareObj, Request } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { clientsConfig } from '../clients/clientsConfig.ts';
 import type { ClientsConfig } from '../clients/types.ts';
-import type { ApiHandler } from '../http/pipeline.ts';
-import { type FormControls, formControlsOf } from './browserFormControls.ts';
+import type { FormControls, FormControlsContext } from './browserFormControls.ts';
 
 /** Long enough for every reason a case is refused for, short enough for any browser's address bar. */
 const MAX_REASON_LENGTH = 1500;
@@ -99,19 +99,28 @@ export interface BrowserFormAnswersOptions {
 }
 
 /**
- * Wraps a whole `crm/case` handler (after every middleware, error answers included) so that a person who
- * submits a web form lands on a page, not on JSON: when the form named `_success_url`, an accepted case
- * becomes **303** to it with `?CrmId=<id>`; when it named `_error_url`, any refusal or failure becomes **303**
- * to it with `?reason=<url-encoded reason>` (see browserFormControls). Without them, and for clients with a
- * key, answers stay as they are. Adds CORS for allowed origins to every answer.
+ * Turns the final answer of `crm/case` (after every other middleware, error answers included) into one a person
+ * who submitted a web form can land on: when the form named `_success_url`, an accepted case becomes **303**
+ * to it with `?CrmId=<id>`; when it named `_error_url`, any refusal or failure becomes **303** to it with
+ * `?reason=<url-encoded reason>` (browserFormControls put the form's controls on the context). Without them,
+ * and for clients with a key, answers stay as they are. Adds CORS for allowed origins to every answer.
+ *
+ * Use it first: middy runs `after` and `onError` in reverse order of `use`, so it then sees the answer
+ * contractErrors and securityHeaders made.
  *
  * @example
- * export const handler = browserFormAnswers(httpOperation(caseShape).use(…).handler(caseRequest));
+ * middy().use(browserFormAnswers()).use(httpHeaderNormalizer()).use(securityHeaders()).use(contractErrors(…))…
  */
-export const browserFormAnswers =
-  (handler: ApiHandler, opts: Partial<BrowserFormAnswersOptions> = {}): ApiHandler =>
-  async (event: APIGatewayProxyEvent, context: Context) => {
-    const { config } = { config: clientsConfig, ...opts };
-    const response = await handler(event, context);
-    return withCors(redirectOf(response, formControlsOf(context)) ?? response, event, config);
+export const browserFormAnswers = (
+  opts: Partial<BrowserFormAnswersOptions> = {},
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, FormControlsContext> => {
+  const { config } = { config: clientsConfig, ...opts };
+  const answer = (
+    request: Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, FormControlsContext>,
+  ) => {
+    const { event, context, response } = request;
+    if (!response) return;
+    request.response = withCors(redirectOf(response, context.formControls) ?? response, event, config);
   };
+  return { after: answer, onError: answer };
+};

@@ -1,8 +1,8 @@
 import type { MiddlewareObj } from '@middy/core';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { clientsConfig } from '../clients/clientsConfig.ts';
 import type { ClientsConfig } from '../clients/types.ts';
-import { callerOf } from '../http/callerIdentity.ts';
+import { type CallerContext, callerOf } from '../http/callerIdentity.ts';
 import { RequestRefused } from '../http/errors.ts';
 import { controlFieldNames, controlFields } from './controlFields.ts';
 
@@ -16,13 +16,11 @@ export interface FormControls {
   honeypot: boolean;
 }
 
-const found = new WeakMap<Context, FormControls>();
-
-/** The controls of this invocation's browser form; undefined for clients with a key and before parsing. */
-export const formControlsOf = (context: Context): FormControls | undefined => found.get(context);
-
-/** True when this invocation is a browser-form post that filled the honeypot field. */
-export const caughtByHoneypot = (context: Context): boolean => found.get(context)?.honeypot === true;
+/** The Lambda context of `crm/case`: browserFormControls puts what a browser form asked for on it. */
+export interface FormControlsContext extends CallerContext {
+  /** This invocation's browser form's controls; absent for clients with a key and before parsing. */
+  formControls?: FormControls;
+}
 
 const notBlank = (value: unknown): boolean =>
   Array.isArray(value)
@@ -48,7 +46,7 @@ export interface BrowserFormControlsOptions {
 /**
  * After the body parsers: takes the control fields (see controlFields.ts) out of the body of every post, so
  * they are never validated, stored or forwarded, and for a browser form (a key-less post from an allowed
- * origin) remembers what they asked for:
+ * origin) puts what they asked for on the context (`context.formControls`):
  *
  * - `_success_url`, `_error_url`: each must be an absolute URL on one of `browserForms.allowedOrigins`, else
  *   **400**; browserFormAnswers then answers with a 303 redirect there;
@@ -61,7 +59,7 @@ export interface BrowserFormControlsOptions {
  */
 export const browserFormControls = (
   opts: Partial<BrowserFormControlsOptions> = {},
-): MiddlewareObj<APIGatewayProxyEvent> => {
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, FormControlsContext> => {
   const { config } = { config: clientsConfig, ...opts };
   return {
     before: ({ event, context }) => {
@@ -73,11 +71,11 @@ export const browserFormControls = (
 
       if (callerOf(context).kind !== 'browserForm') return;
       const origins = config.browserForms.allowedOrigins;
-      found.set(context, {
+      context.formControls = {
         successUrl: allowedUrl(controlFields.successUrl, sent[controlFields.successUrl], origins),
         errorUrl: allowedUrl(controlFields.errorUrl, sent[controlFields.errorUrl], origins),
         honeypot: notBlank(sent[controlFields.honeypot]),
-      });
+      };
     },
   };
 };

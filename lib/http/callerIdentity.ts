@@ -1,5 +1,5 @@
 import type { MiddlewareObj } from '@middy/core';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { clientOfKey, loadApiKeys } from '../clients/apiKeys.ts';
 import { clientNamed, clientsConfig } from '../clients/clientsConfig.ts';
 import type { Caller, ClientsConfig } from '../clients/types.ts';
@@ -13,26 +13,37 @@ export interface CallerIdentityOptions {
 
 const defaults: CallerIdentityOptions = { allowBrowserForms: false, config: clientsConfig };
 
-const callers = new WeakMap<Context, Caller>();
+/**
+ * The Lambda context of an operation that uses callerIdentity: the middleware puts the caller it let in on
+ * `request.context`, the context middy then hands to the handler. Optional in the type because the Lambda
+ * runtime (or a test) calls the function with a plain Context; read it with {@link callerOf}.
+ */
+export interface CallerContext extends Context {
+  caller?: Caller;
+}
 
-/** The caller the identity middleware found for this invocation. */
-export const callerOf = (context: Context): Caller => {
-  const caller = callers.get(context);
-  if (!caller) throw new Error('callerIdentity middleware did not run');
-  return caller;
+/**
+ * The caller callerIdentity put on this invocation's context.
+ *
+ * @throws when callerIdentity did not run before (a chain without it).
+ */
+export const callerOf = (context: CallerContext): Caller => {
+  if (!context.caller) throw new Error('callerIdentity middleware did not run');
+  return context.caller;
 };
 
 /**
- * Lets in only known callers: a client presenting its key in `x-api-key` (API Gateway also checks keys and
- * applies the client's usage plan on AWS), or, where the operation allows it and configuration enables it, a
- * browser posting from an allowed origin. Anything else: 403 in the operation's shape.
+ * Lets in only known callers and puts the caller on the context (`context.caller`): a client presenting its
+ * key in `x-api-key` (API Gateway also checks keys and applies the client's usage plan on AWS), or, where the
+ * operation allows it and configuration enables it, a browser posting from an allowed origin. Anything else:
+ * 403 in the operation's shape.
  *
  * @example
  * middy(handler).use(callerIdentity({ allowBrowserForms: true }))
  */
 export const callerIdentity = (
   opts: Partial<CallerIdentityOptions> = {},
-): MiddlewareObj<APIGatewayProxyEvent> => {
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, CallerContext> => {
   const { allowBrowserForms, config } = { ...defaults, ...opts };
   return {
     before: async ({ event, context }) => {
@@ -41,7 +52,7 @@ export const callerIdentity = (
         const name = clientOfKey(key, await loadApiKeys());
         const client = name === undefined ? undefined : clientNamed(name, config);
         if (!client) throw new RequestRefused(403, 'the x-api-key header does not hold a valid API key');
-        callers.set(context, { kind: 'client', client });
+        context.caller = { kind: 'client', client };
         return;
       }
       const origin = event.headers?.origin;
@@ -51,7 +62,7 @@ export const callerIdentity = (
         origin &&
         config.browserForms.allowedOrigins.includes(origin)
       ) {
-        callers.set(context, { kind: 'browserForm', origin });
+        context.caller = { kind: 'browserForm', origin };
         return;
       }
       throw new RequestRefused(403, 'an API key is required in the x-api-key header');

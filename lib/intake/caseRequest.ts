@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { callerName } from '../clients/types.ts';
-import { caughtByHoneypot } from '../forms/browserFormControls.ts';
+import type { FormControlsContext } from '../forms/browserFormControls.ts';
 import { callerOf } from '../http/callerIdentity.ts';
 import { requestIdOf } from '../http/contractErrors.ts';
 import { RequestRefused } from '../http/errors.ts';
@@ -27,13 +27,13 @@ const accepted = (crmId: string) => jsonResponse(200, { CrmId: crmId, CrmRespons
  */
 export const caseRequest = async (
   event: APIGatewayProxyEvent,
-  context: Context,
+  context: FormControlsContext,
 ): Promise<APIGatewayProxyResult> => {
   const requestId = requestIdOf({ event, context });
   const idempotencyKey = idempotencyKeyOf(event);
   const result = validateCaseRecord(event.body as unknown);
   if (!result.ok) throw new RequestRefused(400, result.problems.map(formatProblem).join('; '));
-  if (caughtByHoneypot(context)) {
+  if (context.formControls?.honeypot) {
     logger.info('browser form post discarded: honeypot field filled', { requestId });
     return accepted(randomBytes(16).toString('hex'));
   }

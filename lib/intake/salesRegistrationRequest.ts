@@ -1,6 +1,6 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { callerName } from '../clients/types.ts';
-import { callerOf } from '../http/callerIdentity.ts';
+import { type CallerContext, callerOf } from '../http/callerIdentity.ts';
 import { requestIdOf } from '../http/contractErrors.ts';
 import { RequestRefused } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
@@ -31,7 +31,7 @@ export const problemsMessage = (problems: string[]): string =>
  */
 export const salesRegistrationRequest = async (
   event: APIGatewayProxyEvent,
-  context: Context,
+  context: CallerContext,
 ): Promise<APIGatewayProxyResult> => {
   const requestId = requestIdOf({ event, context });
   const idempotencyKey = idempotencyKeyOf(event);

@@ -1,6 +1,6 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { callerName } from '../clients/types.ts';
-import { callerOf } from '../http/callerIdentity.ts';
+import { type CallerContext, callerOf } from '../http/callerIdentity.ts';
 import { RequestRefused } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { RECORD_ID_PATTERN } from '../intake/recordIds.ts';
@@ -28,7 +28,7 @@ const plausibleId = new RegExp(RECORD_ID_PATTERN);
  */
 export const statusRequest = async (
   event: APIGatewayProxyEvent,
-  context: Context,
+  context: CallerContext,
 ): Promise<APIGatewayProxyResult> => {
   const crmId = event.pathParameters?.CrmId;
   const kind = crmId === undefined ? 'salesRegistration' : 'caseRecord';
