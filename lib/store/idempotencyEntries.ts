@@ -1,14 +1,10 @@
-import {
-  ConditionalCheckFailedException,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { recordsTable } from '../config.ts';
 import type { RecordKind } from '../types.ts';
 import type { CallOptions } from './statusRecords.ts';
+import { conditionally } from './table.ts';
 import type { IdempotencyEntry, IdempotencyState } from './types.ts';
 
 /** Partition key of an idempotency entry: the caller's key is hashed, so any text is a safe key. */
@@ -29,8 +25,8 @@ export const claimIdempotencyKey = async (
   nowSeconds: number,
   options: CallOptions = {},
 ): Promise<boolean> => {
-  try {
-    await dynamoClient().send(
+  return conditionally(
+    dynamoClient().send(
       new PutItemCommand({
         TableName: recordsTable(),
         Item: marshall({ pk: idempotencyPk(entry.kind, entry.keyHash), ...entry }),
@@ -38,12 +34,8 @@ export const claimIdempotencyKey = async (
         ExpressionAttributeValues: { ':now': { N: String(nowSeconds) } },
       }),
       options,
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 };
 
 /**
@@ -80,8 +72,8 @@ export const setIdempotencyState = async (
   change: { heldSince: string; state: IdempotencyState; startedAt?: string },
   options: CallOptions = {},
 ): Promise<boolean> => {
-  try {
-    await dynamoClient().send(
+  return conditionally(
+    dynamoClient().send(
       new UpdateItemCommand({
         TableName: recordsTable(),
         Key: keyOf(kind, keyHash),
@@ -95,10 +87,6 @@ export const setIdempotencyState = async (
         },
       }),
       options,
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 };

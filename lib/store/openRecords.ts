@@ -1,8 +1,8 @@
-import { ConditionalCheckFailedException, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { recordsTable } from '../config.ts';
 import type { RecordKind } from '../types.ts';
-import type { Item } from './table.ts';
+import { conditionally, type Item } from './table.ts';
 
 /**
  * The sparse global secondary index of `accepted` records: partition key `openKind` (present only while a record
@@ -52,8 +52,8 @@ export async function* openRecordIds(
  * if (await postponeDue(id, status.dueAt, dueAfter(now, 300))) queue(status);
  */
 export const postponeDue = async (id: string, seen: string, dueAt: string): Promise<boolean> => {
-  try {
-    await dynamoClient().send(
+  return conditionally(
+    dynamoClient().send(
       new UpdateItemCommand({
         TableName: recordsTable(),
         Key: { pk: { S: id } },
@@ -66,10 +66,6 @@ export const postponeDue = async (id: string, seen: string, dueAt: string): Prom
           ':accepted': { S: 'accepted' },
         },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 };

@@ -1,13 +1,8 @@
-import {
-  ConditionalCheckFailedException,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { recordsTable } from '../config.ts';
-import { batchGetItems, type Item } from './table.ts';
+import { batchGetItems, conditionally, type Item } from './table.ts';
 import type { ContentAlias, StatusRecord } from './types.ts';
 
 /** Options of a call made on behalf of a request with a deadline. */
@@ -85,18 +80,16 @@ export const putContentAliasIfAbsent = async (
   alias: ContentAlias,
   options: CallOptions = {},
 ): Promise<void> => {
-  try {
-    await dynamoClient().send(
+  await conditionally(
+    dynamoClient().send(
       new PutItemCommand({
         TableName: recordsTable(),
         Item: marshall({ pk: alias.id, ...alias }, { removeUndefinedValues: true }),
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
       options,
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+    ),
+  );
 };
 
 /**
@@ -110,22 +103,17 @@ export const putContentAliasIfAbsent = async (
 export const putStatusRecordIfAbsent = async (
   record: StatusRecord,
   options: CallOptions = {},
-): Promise<boolean> => {
-  try {
-    await dynamoClient().send(
+): Promise<boolean> =>
+  conditionally(
+    dynamoClient().send(
       new PutItemCommand({
         TableName: recordsTable(),
         Item: toItem(record),
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
       options,
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
-};
+    ),
+  );
 
 /**
  * Notes on the first record of a content that generation `generation` of it exists, so that the next duplicate
@@ -139,8 +127,8 @@ export const noteLatestGeneration = async (
   generation: number,
   options: CallOptions = {},
 ): Promise<void> => {
-  try {
-    await dynamoClient().send(
+  await conditionally(
+    dynamoClient().send(
       new UpdateItemCommand({
         TableName: recordsTable(),
         Key: { pk: { S: firstId } },
@@ -150,8 +138,6 @@ export const noteLatestGeneration = async (
         ExpressionAttributeValues: { ':generation': { N: String(generation) } },
       }),
       options,
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+    ),
+  );
 };

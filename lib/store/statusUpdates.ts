@@ -2,6 +2,7 @@ import { ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/cli
 import { dynamoClient } from '../aws/clients.ts';
 import { recordsTable } from '../config.ts';
 import { fromItem, getStatusRecord } from './statusRecords.ts';
+import { conditionally } from './table.ts';
 import type { RecordStatus, StatusRecord } from './types.ts';
 
 type Value = { S: string } | { N: string };
@@ -105,8 +106,8 @@ export const recordAttempt = async (
   } else if (outcome.status !== 'accepted') {
     remove.push('openKind', 'dueAt');
   }
-  try {
-    await dynamoClient().send(
+  return conditionally(
+    dynamoClient().send(
       new UpdateItemCommand({
         TableName: recordsTable(),
         Key: { pk: { S: id } },
@@ -115,12 +116,8 @@ export const recordAttempt = async (
         ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
         ExpressionAttributeValues: values,
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 };
 
 /**
@@ -136,8 +133,8 @@ export const reopenFailedRecord = async (
   id: string,
   reopen: { at: Date; dueAt: string },
 ): Promise<boolean> => {
-  try {
-    await dynamoClient().send(
+  return conditionally(
+    dynamoClient().send(
       new UpdateItemCommand({
         TableName: recordsTable(),
         Key: { pk: { S: id } },
@@ -152,10 +149,6 @@ export const reopenFailedRecord = async (
           ':due': { S: reopen.dueAt },
         },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 };

@@ -2,6 +2,7 @@ import {
   type AttributeValue,
   BatchGetItemCommand,
   BatchWriteItemCommand,
+  ConditionalCheckFailedException,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
@@ -79,3 +80,20 @@ export const batchPutItems = (items: Item[]): Promise<void> =>
 /** Deletes items by partition key, 25 a call. */
 export const batchDeleteItems = (pks: string[]): Promise<void> =>
   batchWrite(pks.map((pk) => ({ DeleteRequest: { Key: { pk: { S: pk } } } })));
+
+/**
+ * Runs a conditional write and says whether its condition held: false for a refused condition (someone else
+ * wrote first), any other failure thrown as it came.
+ *
+ * @example
+ * const created = await conditionally(dynamoClient().send(new PutItemCommand({ …, ConditionExpression })));
+ */
+export const conditionally = async (write: Promise<unknown>): Promise<boolean> => {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+};
