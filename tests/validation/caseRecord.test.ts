@@ -83,6 +83,116 @@ describe('case validation, row by row of the contract', () => {
     expect(messages([input()])).toEqual(['body must be a single case object']);
   });
 
+  it.each([
+    ['null', null],
+    ['a string', 'firstName=Ana'],
+    ['a number', 42],
+    ['a boolean', true],
+    ['nothing', undefined],
+  ])('%s is not a case', (_label, body) => {
+    expect(messages(body)).toEqual(['body must be a single case object']);
+  });
+
+  it('control characters: refused in any known field as sent, before trimming, with no second problem', () => {
+    // Act
+    const problems = messages(
+      input({
+        firstName: '\u000b',
+        surname: 'Case\u0000person',
+        email: 'bernadette\u007f@example.com',
+        comments: 'line one\r\n\tline two',
+      }),
+    );
+
+    // Assess
+    expect(problems).toEqual([
+      'firstName must not contain control characters',
+      'surname must not contain control characters',
+      'email must not contain control characters',
+    ]);
+  });
+
+  it('noncharacters U+FFFE and U+FFFF: refused in any known field', () => {
+    expect(messages(input({ comments: 'Call me \uffff', siteName: '\ufffeShop' }))).toEqual([
+      'siteName must not contain the noncharacters U+FFFE or U+FFFF',
+      'comments must not contain the noncharacters U+FFFE or U+FFFF',
+    ]);
+  });
+
+  it('a field repeated by a form: refused once, with no second problem about its type', () => {
+    // Act
+    const problems = messages(input({ firstName: ['Ana', 'Bea'], ownBrand: ['on', 'on'], mobile: [] }));
+
+    // Assess
+    expect(problems).toEqual([
+      'firstName must be a single value',
+      'mobile must be a single value',
+      'ownBrand must be a single value',
+    ]);
+  });
+
+  it('a repeated field holding control characters is refused as repeated', () => {
+    expect(messages(input({ surname: ['a\u0000', 'b'] }))).toEqual(['surname must be a single value']);
+  });
+
+  it('unknown fields are not checked: control characters or repeats there are ignored too', () => {
+    const value = accepted(input({ submit: 'Se\u0000nd', utm: ['a', 'b'] }));
+    expect(value).not.toHaveProperty('submit');
+    expect(value).not.toHaveProperty('utm');
+  });
+
+  it('a number that is not 0 or 1 is not a boolean', () => {
+    expect(messages(input({ privacyConsent: 2, ownBrand: -1 }))).toEqual([
+      'privacyConsent must be true or false',
+      'ownBrand must be true or false',
+    ]);
+  });
+
+  it('addressPostcode: a whole number becomes a string; any other number is refused', () => {
+    // Act
+    const whole = accepted(input({ addressPostcode: 3000 })).addressPostcode;
+    const zero = accepted(input({ addressPostcode: 0 })).addressPostcode;
+    const refused = [2000.5, -3000, 2 ** 53].map((addressPostcode) => messages(input({ addressPostcode })));
+
+    // Assess
+    expect(whole).toBe('3000');
+    expect(zero).toBe('0');
+    expect(refused).toEqual(
+      refused.map(() => ['addressPostcode must be a string or a whole number from 0 to 9007199254740991']),
+    );
+  });
+
+  it('addressPostcode: refused as a number when another field is refused for its characters', () => {
+    expect(messages(input({ firstName: 'A\u0000', addressPostcode: 2000.5 }))).toEqual([
+      'firstName must not contain control characters',
+      'addressPostcode must be a string or a whole number from 0 to 9007199254740991',
+    ]);
+  });
+
+  it('addressPostcode: a repeated one is refused as repeated only', () => {
+    expect(messages(input({ addressPostcode: [3000, 3001] }))).toEqual([
+      'addressPostcode must be a single value',
+    ]);
+  });
+
+  it('an optional field not sent is absent from the case, not present and undefined', () => {
+    // Prepare
+    const { addressPostcode: _postcode, privacyConsent: _consent, ...body } = input();
+
+    // Act
+    const value = accepted(body);
+
+    // Assess
+    expect(Object.keys(value).sort()).toEqual([
+      'comments',
+      'email',
+      'firstName',
+      'mobile',
+      'surname',
+      'title',
+    ]);
+  });
+
   it('reports every problem at once', () => {
     expect(messages(input({ email: 'bad', firstName: '', ownBrand: 'perhaps' }))).toEqual([
       'firstName is required',

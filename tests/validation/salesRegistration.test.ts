@@ -152,6 +152,143 @@ describe('sales registration validation, row by row of the contract', () => {
     expect(messages([input(), 'text'])).toEqual(['[1] must be an object']);
   });
 
+  it('control characters: refused in any known field as sent, before trimming, with no second problem', () => {
+    // Act
+    const problems = messages([
+      input({
+        Name: 'Test\u0000person',
+        Name2: '\u000b',
+        email: 'a\u001bb@example.com',
+        Model: `${'v'.repeat(300)}\u0007`,
+        Town: 'Example\u007fton',
+        Street: '1 Sample Street\r\n\tRear',
+      }),
+    ]);
+
+    // Assess
+    expect(problems).toEqual([
+      '[0].Model must not contain control characters',
+      '[0].Name must not contain control characters',
+      '[0].Name2 must not contain control characters',
+      '[0].Town must not contain control characters',
+      '[0].email must not contain control characters',
+    ]);
+  });
+
+  it('noncharacters U+FFFE and U+FFFF: refused in any known field', () => {
+    expect(messages([input({ Street: '1 Sample Street\ufffe' }), input({ Phone: '\uffff' })])).toEqual([
+      '[0].Street must not contain the noncharacters U+FFFE or U+FFFF',
+      '[1].Phone must not contain the noncharacters U+FFFE or U+FFFF',
+    ]);
+  });
+
+  it('an unknown field is refused as unknown, its name shown with ? for controls, its value unchecked', () => {
+    expect(messages([input({ 'Col\u0000our': 'r\u0000ed' })])).toEqual(['[0].Col?our is not a known field']);
+  });
+
+  it('Postcode: a whole number from 0 becomes a string; any other number is refused', () => {
+    // Act
+    const zero = accepted(input({ Postcode: 0 })).Postcode;
+    const refused = [2000.5, -2000, 1e21, 2 ** 53].map((Postcode) => messages([input({ Postcode })]));
+
+    // Assess
+    expect(zero).toBe('0');
+    expect(refused).toEqual(
+      refused.map(() => ['[0].Postcode must be a string or a whole number from 0 to 9007199254740991']),
+    );
+  });
+
+  it('Postcode: each record judged on its own, whatever the others have', () => {
+    // Act
+    const problems = messages([
+      input({ Postcode: '2\u0000000' }),
+      input({ Name: 'N\u0000', Postcode: 2000.5 }),
+      input({ Postcode: -1 }),
+    ]);
+
+    // Assess
+    expect(problems).toEqual([
+      '[0].Postcode must not contain control characters',
+      '[1].Name must not contain control characters',
+      '[1].Postcode must be a string or a whole number from 0 to 9007199254740991',
+      '[2].Postcode must be a string or a whole number from 0 to 9007199254740991',
+    ]);
+  });
+
+  it('an optional field not sent is absent from the record, not present and undefined', () => {
+    // Prepare
+    const { Postcode: _postcode, ...record } = input();
+
+    // Act
+    const value = accepted(record);
+
+    // Assess
+    expect(Object.keys(value).sort()).toEqual([...Object.keys(record), 'MoreInfo', 'AllowSharing'].sort());
+  });
+
+  it.each([
+    ['SaleDate', '2030-01-01'],
+    ['DOB', '2030-01-01'],
+    ['SaleDate', '2025-02-30'],
+    ['DOB', '1990-02-30'],
+  ])('%s: a date only in an array (%s) is refused for its type alone', (field, date) => {
+    expect(messages([input({ [field]: [date] })])).toEqual([`[0].${field} must be a string`]);
+  });
+
+  it.each([
+    ['SaleDate', 'x2025-02-30'],
+    ['SaleDate', '2025-02-30x'],
+    ['SaleDate', '12025-02-30'],
+    ['DOB', 'x1990-02-30'],
+    ['DOB', '1990-02-30x'],
+    ['DOB', '1990-02-300'],
+  ])('%s: %j is refused for its form alone', (field, value) => {
+    expect(messages([input({ [field]: value })])).toEqual([
+      `[0].${field} must be a date in the form YYYY-MM-DD`,
+    ]);
+  });
+
+  it('SaleDate and DOB: a year below 100 is not read as 19xx', () => {
+    expect(messages([input({ SaleDate: '0026-11-20', DOB: '0090-06-15' })])).toEqual([
+      '[0].SaleDate is not a date that exists',
+      '[0].DOB is not a date that exists',
+    ]);
+  });
+
+  it('a record that is null or not an object is named by its index', () => {
+    expect(messages([input(), null, 'text', 42, input({ email: 'bad' })])).toEqual([
+      '[1] must be an object',
+      '[2] must be an object',
+      '[3] must be an object',
+      '[4].email is not a valid email address',
+    ]);
+  });
+
+  it('names records from index 10 on by their whole index', () => {
+    // Prepare
+    const body = Array.from({ length: 12 }, (_, i) => input(i === 11 ? { email: 'bad' } : {}));
+
+    // Act
+    const problems = messages(body);
+
+    // Assess
+    expect(problems).toEqual(['[11].email is not a valid email address']);
+  });
+
+  it('more than 500 records: that alone is the answer, no record is judged', () => {
+    // Prepare
+    const body = Array.from({ length: 501 }, () => input({ email: 'bad', Name: '\u0000' }));
+
+    // Act
+    const result = validateSalesRegistrations(body, NOW);
+
+    // Assess
+    expect(result).toEqual({
+      ok: false,
+      problems: [{ rule: 'must hold at most 500 sales registration records' }],
+    });
+  });
+
   it('reports every problem of every record at once, record by record', () => {
     // Prepare
     const body = [
