@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import { jsonProtocolClientsForTests } from './scripts/jsonProtocolClients.ts';
 
 export default defineConfig({
   test: {
@@ -16,14 +15,6 @@ export default defineConfig({
     },
     testTimeout: 20_000,
     hookTimeout: 60_000,
-    projects: [
-      { extends: true, test: { name: 'sdk', include: ['tests/**/*.test.ts'] } },
-      // The intake and status suites again, with the AWS clients the API handlers have deployed and in npm start.
-      {
-        extends: true,
-        plugins: [jsonProtocolClientsForTests],
-        test: { name: 'json-clients', include: ['tests/intake/**/*.test.ts'] },
-      },
-    ],
+    include: ['tests/**/*.test.ts'],
   },
 });

@@ -12,13 +12,12 @@ import type { Plugin } from 'esbuild';
 import { type BundleResult, bundleFunction } from '../scripts/bundle.ts';
 import { baseEnv, median, projectRoot, runNodeJson } from './proc.ts';
 
-/** The API functions; bundleAll gives them the JSON-protocol AWS clients (`awsClientsFor`: they have http events). */
+/** The API functions, bundled as deployed (their AWS clients are lib/aws/jsonProtocol's, lib/aws/clients.ts). */
 export const COLD_START_FUNCTIONS = [
   { name: 'salesRegistration', handler: 'functions/salesRegistration.handler' },
   { name: 'crmCase', handler: 'functions/crmCase.handler' },
   { name: 'recordStatus', handler: 'functions/recordStatus.handler' },
 ] as const;
-const awsClients = 'json';
 
 export interface ColdStartRow {
   name: string;
@@ -75,7 +74,6 @@ const bundledFile = (result: BundleResult, outDir: string) =>
 const buildBaseline = async (name: string, handler: string, outDir: string) => {
   const replaced: string[] = [];
   const result = await bundleFunction(`${name}-ajv-at-startup`, handler, outDir, {
-    awsClients,
     plugins: [ajvAtStartupPlugin(replaced)],
   });
   return { ...result, file: bundledFile(result, outDir), schemasCompiled: replaced.length };
@@ -119,7 +117,7 @@ export const measureColdStart = async (samples = 7): Promise<ColdStartRow[]> => 
   try {
     const rows: ColdStartRow[] = [];
     for (const { name, handler } of COLD_START_FUNCTIONS) {
-      const ours = await bundleFunction(name, handler, outDir, { awsClients });
+      const ours = await bundleFunction(name, handler, outDir);
       const oursFile = bundledFile(ours, outDir);
       const baseline = await buildBaseline(name, handler, outDir);
       // One import each first: the files reach the page cache before any sample counts.

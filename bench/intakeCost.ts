@@ -206,11 +206,6 @@ export interface IntakeResult {
 /** The child: handlers and floor in this process, the endpoint in env. */
 const child = async (logging: string[]): Promise<IntakeResult> => {
   const endpoint = process.env.AWS_ENDPOINT_URL_SQS as string;
-  // As deployed, the API handlers' bundles carry the JSON-protocol clients in place of the SDK's.
-  if (process.env.BENCH_AWS_CLIENTS === 'json') {
-    const { registerJsonProtocolClients } = await import('../scripts/jsonProtocolClients.ts');
-    registerJsonProtocolClients();
-  }
   // The clients' keys as npm start and the tests keep them locally (API_KEYS_FILE, read once per 5 minutes).
   const { useTestKeys } = await import('../tests/support/apiKeys.ts');
   useTestKeys();
@@ -278,8 +273,6 @@ export interface IntakeOptions {
    * is ERROR otherwise: logging is not what the target measures), to tell what logging costs.
    */
   logging?: string[];
-  /** The AWS clients the handlers get: `json` as deployed (and in npm start), `sdk` for comparison. */
-  awsClients?: 'json' | 'sdk';
 }
 
 /** Starts the instant AWS endpoint in its own process and runs the handlers in another. */
@@ -300,7 +293,6 @@ export const measureIntakeCost = async (options: IntakeOptions = {}): Promise<In
         SALES_REGISTRATION_QUEUE_URL: `${endpoint}/000000000000/sales-registrations`,
         CASE_QUEUE_URL: `${endpoint}/000000000000/cases`,
         RECORDS_TABLE: 'records',
-        BENCH_AWS_CLIENTS: options.awsClients ?? 'json',
       },
     );
   } finally {

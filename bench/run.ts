@@ -78,12 +78,7 @@ const logged = args['no-log-cost'] ? [] : ['sales 1 record (JSON)', 'case (JSON)
 const { rows: intake, logLineCpuUs } = await phase(
   'intake',
   'warm intake cost: handlers as deployed (JSON-protocol clients) and floor against the instant AWS endpoint…',
-  () => measureIntakeCost({ logging: logged, awsClients: 'json' }),
-);
-const { rows: intakeSdk } = await phase(
-  'intake (SDK clients)',
-  'warm intake cost: handlers with the SDK clients instead, for comparison, and floor…',
-  () => measureIntakeCost({ awsClients: 'sdk' }),
+  () => measureIntakeCost({ logging: logged }),
 );
 const worker = await phase(
   'worker',
@@ -122,10 +117,7 @@ for (const row of cold) {
 
 const totalCalls = (calls: CallCounts) => Object.values(calls).reduce((sum, c) => sum + c.calls, 0);
 
-for (const [row, clients] of [
-  ...intake.map((r) => [r, 'as deployed'] as const),
-  ...intakeSdk.map((r) => [r, 'with the SDK clients instead'] as const),
-]) {
+for (const [row, clients] of [...intake.map((r) => [r, 'as deployed'] as const)]) {
   const r = row.oursCpuUs / row.floorCpuUs;
   rows.push({
     benchmark: `warm CPU per request: ${row.name}, ${clients}`,

@@ -9,7 +9,9 @@
  * Records are pre-accepted for each block: status records and messages written with lib functions
  * (seedStatusRecords, sendRecords), so both sides deliver exactly the same kind of work.
  */
+
 import { randomUUID } from 'node:crypto';
+import type { JsonCommand, JsonProtocolClient, JsonSendOptions } from '../lib/aws/jsonProtocol/client.ts';
 import { localClientConfig } from '../scripts/local/aws.ts';
 import { salesRegistrationInput } from '../tests/factories/records.ts';
 import { readSapCounts, SAP_PASSWORD, SAP_SERVICE_PATH, SAP_USER, startInstantSap } from './instantSap.ts';
@@ -49,9 +51,18 @@ const countingMiddleware =
   };
 const counting = { step: 'initialize', name: 'benchCountCommands' } as const;
 
+/** The same count for the service's own (JSON-protocol) client: its `send` wrapped, a map update per call. */
+const countJsonCalls = (client: JsonProtocolClient, counts: Counts) => {
+  const send = client.send.bind(client);
+  client.send = ((command: JsonCommand<object, object>, options?: JsonSendOptions) => {
+    counts[command.operation] = (counts[command.operation] ?? 0) + 1;
+    return send(command, options);
+  }) as JsonProtocolClient['send'];
+};
+
 const child = async (): Promise<WorkerResult> => {
   const { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } = await import('@aws-sdk/client-sqs');
-  const { UpdateItemCommand } = await import('@aws-sdk/client-dynamodb');
+  const { UpdateItemCommand } = await import('../lib/aws/jsonProtocol/dynamodb.ts');
   const { handler: deliveryWorker } = await import('../functions/deliveryWorker.ts');
   const { pollOnce } = await import('../scripts/local/queuePoller.ts');
   const { dynamoClient } = await import('../lib/aws/clients.ts');
@@ -69,7 +80,7 @@ const child = async (): Promise<WorkerResult> => {
   });
   const counts: Counts = {};
   sqs.middlewareStack.add(countingMiddleware(counts), counting);
-  dynamoClient().middlewareStack.add(countingMiddleware(counts), counting);
+  countJsonCalls(dynamoClient(), counts);
 
   let serial = 0;
   const tag = Date.now().toString(36).toUpperCase();

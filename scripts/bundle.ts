@@ -8,7 +8,6 @@ import { builtinModules } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { zipSync } from 'fflate';
-import { jsonProtocolClients } from './jsonProtocolClients.ts';
 import { projectRoot } from './local/project.ts';
 import { printServerlessConfig } from './local/serverlessConfig.ts';
 
@@ -40,20 +39,7 @@ export const builtinsViaRequire: Plugin = {
   },
 };
 
-/** Which AWS clients a bundle carries: the SDK's, or lib/aws/jsonProtocol's (scripts/jsonProtocolClients.ts). */
-export type AwsClients = 'sdk' | 'json';
-
-/**
- * Functions with HTTP events answer callers who wait for their cold start: they get the JSON-protocol clients.
- * The queue workers keep the SDK (their cold start delays no caller).
- */
-export const awsClientsFor = (fn: { events?: unknown[] }): AwsClients =>
-  (fn.events ?? []).some((event) => typeof event === 'object' && event !== null && 'http' in event)
-    ? 'json'
-    : 'sdk';
-
 export interface BundleOptions {
-  awsClients?: AwsClients;
   /** Extra esbuild plugins (the benchmarks' baseline builds). */
   plugins?: Plugin[];
 }
@@ -61,7 +47,6 @@ export interface BundleOptions {
 export interface BundleResult {
   name: string;
   handler: string;
-  awsClients: AwsClients;
   zip: string;
   bytes: number;
   zipBytes: number;
@@ -72,13 +57,13 @@ export interface BundleResult {
  * folder.
  *
  * @example
- * await bundleFunction('crmCase', 'functions/crmCase.handler', '.esbuild', { awsClients: 'json' });
+ * await bundleFunction('crmCase', 'functions/crmCase.handler', '.esbuild');
  */
 export const bundleFunction = async (
   name: string,
   handler: string,
   outDir = outRoot,
-  { awsClients = 'sdk', plugins = [] }: BundleOptions = {},
+  { plugins = [] }: BundleOptions = {},
 ): Promise<BundleResult> => {
   const source = `${handler.slice(0, handler.lastIndexOf('.'))}`; // functions/crmCase
   const workDir = join(outDir, name);
@@ -104,7 +89,7 @@ export const bundleFunction = async (
     legalComments: 'none',
     write: false,
     logLevel: 'warning',
-    plugins: [builtinsViaRequire, ...(awsClients === 'json' ? [jsonProtocolClients] : []), ...plugins],
+    plugins: [builtinsViaRequire, ...plugins],
   });
   const entry = join(workDir, `${source}.mjs`);
   const files: Record<string, Uint8Array> = {};
@@ -118,7 +103,7 @@ export const bundleFunction = async (
   const zipped = zipSync(files, { level: 9, mtime: new Date('2026-01-01T00:00:00Z') });
   const zip = join(outDir, `${name}.zip`);
   await writeFile(zip, zipped);
-  return { name, handler, awsClients, zip, bytes, zipBytes: zipped.byteLength };
+  return { name, handler, zip, bytes, zipBytes: zipped.byteLength };
 };
 
 /** Bundles every function serverless.yml declares. */
@@ -128,9 +113,7 @@ export const bundleAll = async (outDir = outRoot): Promise<BundleResult[]> => {
   };
   await mkdir(outDir, { recursive: true });
   return Promise.all(
-    Object.entries(config.functions).map(([name, fn]) =>
-      bundleFunction(name, fn.handler, outDir, { awsClients: awsClientsFor(fn) }),
-    ),
+    Object.entries(config.functions).map(([name, fn]) => bundleFunction(name, fn.handler, outDir)),
   );
 };
 
@@ -138,7 +121,7 @@ if (import.meta.main) {
   const results = await bundleAll();
   for (const r of results) {
     console.log(
-      `bundle ${r.name.padEnd(18)} ${(r.bytes / 1024).toFixed(0).padStart(5)} KiB  (zip ${(r.zipBytes / 1024).toFixed(0)} KiB)  AWS clients: ${r.awsClients}`,
+      `bundle ${r.name.padEnd(18)} ${(r.bytes / 1024).toFixed(0).padStart(5)} KiB  (zip ${(r.zipBytes / 1024).toFixed(0)} KiB)`,
     );
   }
 }

@@ -1,12 +1,18 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
+import { SecretProvider } from './secretProvider.ts';
 
 /** How long the key list is reused before it is read again (a new or revoked key takes effect within it). */
 const KEYS_MAX_AGE_SECONDS = 300;
 
 type KeyList = Record<string, string>;
 let localKeys: { at: number; keys: KeyList } | undefined;
+let secrets: SecretProvider | undefined;
+/** One provider (and its cache) per container, made on first use. */
+const secretProvider = (): SecretProvider => {
+  secrets ??= new SecretProvider();
+  return secrets;
+};
 
 /**
  * The API keys by client name: from the Secrets Manager secret named by `API_KEYS_SECRET` on AWS (Powertools
@@ -15,8 +21,10 @@ let localKeys: { at: number; keys: KeyList } | undefined;
 export const loadApiKeys = async (env = process.env): Promise<KeyList> => {
   if (env.API_KEYS_SECRET) {
     return (
-      (await getSecret<KeyList>(env.API_KEYS_SECRET, { transform: 'json', maxAge: KEYS_MAX_AGE_SECONDS })) ??
-      {}
+      ((await secretProvider().get(env.API_KEYS_SECRET, {
+        transform: 'json',
+        maxAge: KEYS_MAX_AGE_SECONDS,
+      })) as KeyList | undefined) ?? {}
     );
   }
   if (env.API_KEYS_FILE) {

@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { sqsClient } from '../aws/clients.ts';
+import { ChangeMessageVisibilityCommand } from '../aws/jsonProtocol/sqs.ts';
 import { queueUrlFor } from '../config.ts';
 import type { OutcomeTally } from '../observability/metrics.ts';
 import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';

@@ -1,5 +1,6 @@
-import { SendMessageBatchCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import type { SendMessageBatchCommandOutput, SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../aws/clients.ts';
+import { SendMessageBatchCommand } from '../aws/jsonProtocol/sqs.ts';
 import type { QueuedRecord } from '../types.ts';
 
 /** SQS takes at most 10 entries a call. */

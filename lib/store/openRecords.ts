@@ -1,5 +1,5 @@
-import { QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
+import { QueryCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
 import type { RecordKind } from '../types.ts';
 import { conditionally, type Item } from './table.ts';

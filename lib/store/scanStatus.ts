@@ -1,5 +1,5 @@
-import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
+import { ScanCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
 import type { RecordKind } from '../types.ts';
 import { fromItem } from './statusRecords.ts';

@@ -1,5 +1,5 @@
-import { ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
+import { ConditionalCheckFailedException, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
 import { fromItem, getStatusRecord } from './statusRecords.ts';
 import { conditionally } from './table.ts';

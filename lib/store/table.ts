@@ -1,11 +1,10 @@
+import type { AttributeValue, WriteRequest } from '@aws-sdk/client-dynamodb';
+import { dynamoClient } from '../aws/clients.ts';
 import {
-  type AttributeValue,
   BatchGetItemCommand,
   BatchWriteItemCommand,
   ConditionalCheckFailedException,
-  type WriteRequest,
-} from '@aws-sdk/client-dynamodb';
-import { dynamoClient } from '../aws/clients.ts';
+} from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
 
 /** DynamoDB's limits per call. */

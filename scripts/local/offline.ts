@@ -5,7 +5,6 @@ import { killGroup } from './processes.ts';
 import { localStage, oslsScript, projectRoot } from './project.ts';
 
 const guard = new URL('./orphanGuard.ts', import.meta.url).href;
-const jsonClients = new URL('./jsonClientsPreload.ts', import.meta.url).href;
 const warmPool = new URL('./warmPool.ts', import.meta.url).href;
 const outputLimit = 64 * 1024;
 
@@ -38,19 +37,7 @@ export function describeExit({ code, signal, error }: OfflineExit): string {
 export function startOffline(env: NodeJS.ProcessEnv, debug: boolean): OfflineProcess {
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      guard,
-      '--import',
-      jsonClients,
-      '--import',
-      warmPool,
-      oslsScript,
-      'offline',
-      'start',
-      '--stage',
-      localStage,
-    ],
+    ['--import', guard, '--import', warmPool, oslsScript, 'offline', 'start', '--stage', localStage],
     {
       cwd: projectRoot,
       env: { ...env, LOCAL_STACK_PARENT_FD: '3' },

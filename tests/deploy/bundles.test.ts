@@ -106,26 +106,20 @@ const deployedEnv = () => ({
 });
 
 describe('the API functions as deployed', () => {
-  it('carry the JSON-protocol clients and none of the AWS SDK; the workers carry the SDK', () => {
-    for (const fn of API_FUNCTIONS) {
+  it('carry the JSON-protocol clients and none of the AWS SDK; the workers only the SDK for SSM', () => {
+    const sdk = (fn: string) =>
+      sources[fn].filter((s) => /node_modules\/(@aws-sdk\/client-|@smithy\/)/.test(s));
+    for (const fn of [...API_FUNCTIONS, ...WORKERS]) {
       expect(
         sources[fn].some((s) => s.includes('lib/aws/jsonProtocol/')),
         fn,
       ).toBe(true);
-      expect(
-        sources[fn].filter((s) => /node_modules\/(@aws-sdk\/client-|@smithy\/)/.test(s)),
-        fn,
-      ).toEqual([]);
     }
-    for (const fn of WORKERS) {
-      expect(
-        sources[fn].some((s) => s.includes('node_modules/@aws-sdk/client-sqs/')),
-        fn,
-      ).toBe(true);
-      expect(
-        sources[fn].some((s) => s.includes('lib/aws/jsonProtocol/')),
-        fn,
-      ).toBe(false);
+    for (const fn of [...API_FUNCTIONS, 'reconciler']) expect(sdk(fn), fn).toEqual([]);
+    // Powertools Parameters reads the workers' SSM parameters with its own SDK client; nothing else of the SDK.
+    for (const fn of ['erpDelivery', 'crmDelivery']) {
+      const clients = new Set(sdk(fn).flatMap((s) => /@aws-sdk\/(client-[a-z-]+)\//.exec(s)?.[1] ?? []));
+      expect([...clients], fn).toEqual(['client-ssm']);
     }
   });
 

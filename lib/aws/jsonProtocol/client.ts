@@ -49,19 +49,35 @@ export interface JsonSendOptions {
   abortSignal?: AbortSignal;
 }
 
-/** A request to an operation; the SDK's `new PutItemCommand(input)`. */
-export class JsonCommand<Input extends object = Record<string, unknown>> {
+/** A request to an operation; the SDK's `new PutItemCommand(input)`. `Output` types what `send` resolves to. */
+export class JsonCommand<
+  Input extends object = Record<string, unknown>,
+  Output extends object = Record<string, unknown>,
+> {
   readonly operation: string;
   readonly input: Input;
+  /** Types only: the answer's shape, for `send`. */
+  declare readonly output?: Output;
   constructor(operation: string, input: Input) {
     this.operation = operation;
     this.input = input;
   }
 }
 
-/** The command class of an operation (class names do not survive minification, so the name is kept as data). */
-export const jsonCommand = (operation: string) =>
-  class<Input extends object = Record<string, unknown>> extends JsonCommand<Input> {
+/**
+ * The command class of an operation (class names do not survive minification, so the name is kept as data),
+ * typed with the SDK's input and output types of that operation.
+ *
+ * @example
+ * export const GetItemCommand = jsonCommand<GetItemCommandInput, GetItemCommandOutput>('GetItem');
+ */
+export const jsonCommand = <
+  Input extends object = Record<string, unknown>,
+  Output extends object = Record<string, unknown>,
+>(
+  operation: string,
+) =>
+  class extends JsonCommand<Input, Output> {
     constructor(input: Input) {
       super(operation, input);
     }
@@ -149,14 +165,14 @@ export class JsonProtocolClient {
   }
 
   /** Where a command goes: the configured endpoint, else the regional one. */
-  protected endpointFor(_command: JsonCommand<object>): URL {
+  protected endpointFor(_command: JsonCommand<object, object>): URL {
     if (this.endpoint) return this.endpoint;
     const domain = this.region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com';
     return new URL(`https://${this.service.name}.${this.region}.${domain}/`);
   }
 
   /** Checks a successful answer before it is returned (SQS: message checksums). */
-  protected checkOutput(_command: JsonCommand<object>, _output: Record<string, unknown>): void {}
+  protected checkOutput(_command: JsonCommand<object, object>, _output: Record<string, unknown>): void {}
 
   /** The SDK clients' `destroy()`: nothing to release, the agents are shared. */
   destroy(): void {}
@@ -172,7 +188,7 @@ export class JsonProtocolClient {
    * await pending; // rejects: { name: 'AbortError', message: 'Request aborted' }
    */
   async send<Output extends object = Record<string, unknown>>(
-    command: JsonCommand<object>,
+    command: JsonCommand<object, Output>,
     options: JsonSendOptions = {},
   ): Promise<Output & { $metadata: ResponseMetadata }> {
     const { abortSignal } = options;

@@ -1,3 +1,23 @@
+import type {
+  BatchGetItemCommandInput,
+  BatchGetItemCommandOutput,
+  BatchWriteItemCommandInput,
+  BatchWriteItemCommandOutput,
+  DeleteItemCommandInput,
+  DeleteItemCommandOutput,
+  GetItemCommandInput,
+  GetItemCommandOutput,
+  PutItemCommandInput,
+  PutItemCommandOutput,
+  QueryCommandInput,
+  QueryCommandOutput,
+  ScanCommandInput,
+  ScanCommandOutput,
+  TransactWriteItemsCommandInput,
+  TransactWriteItemsCommandOutput,
+  UpdateItemCommandInput,
+  UpdateItemCommandOutput,
+} from '@aws-sdk/client-dynamodb';
 /**
  * The part of `@aws-sdk/client-dynamodb` the API functions use, over {@link JsonProtocolClient}. scripts/bundle.ts
  * puts this module in place of the SDK package in those functions' bundles (see README, "Cold start").
@@ -31,12 +51,19 @@ export class DynamoDBClient extends JsonProtocolClient {
   }
 }
 
-export const BatchGetItemCommand = jsonCommand('BatchGetItem');
-export const BatchWriteItemCommand = jsonCommand('BatchWriteItem');
-export const DeleteItemCommand = jsonCommand('DeleteItem');
-export const GetItemCommand = jsonCommand('GetItem');
-export const PutItemCommand = jsonCommand('PutItem');
-export const QueryCommand = jsonCommand('Query');
-export const ScanCommand = jsonCommand('Scan');
-export const TransactWriteItemsCommand = jsonCommand('TransactWriteItems');
-export const UpdateItemCommand = jsonCommand('UpdateItem');
+export const BatchGetItemCommand = jsonCommand<BatchGetItemCommandInput, BatchGetItemCommandOutput>(
+  'BatchGetItem',
+);
+export const BatchWriteItemCommand = jsonCommand<BatchWriteItemCommandInput, BatchWriteItemCommandOutput>(
+  'BatchWriteItem',
+);
+export const DeleteItemCommand = jsonCommand<DeleteItemCommandInput, DeleteItemCommandOutput>('DeleteItem');
+export const GetItemCommand = jsonCommand<GetItemCommandInput, GetItemCommandOutput>('GetItem');
+export const PutItemCommand = jsonCommand<PutItemCommandInput, PutItemCommandOutput>('PutItem');
+export const QueryCommand = jsonCommand<QueryCommandInput, QueryCommandOutput>('Query');
+export const ScanCommand = jsonCommand<ScanCommandInput, ScanCommandOutput>('Scan');
+export const TransactWriteItemsCommand = jsonCommand<
+  TransactWriteItemsCommandInput,
+  TransactWriteItemsCommandOutput
+>('TransactWriteItems');
+export const UpdateItemCommand = jsonCommand<UpdateItemCommandInput, UpdateItemCommandOutput>('UpdateItem');

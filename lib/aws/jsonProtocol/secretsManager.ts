@@ -3,6 +3,10 @@
  * {@link JsonProtocolClient}. scripts/bundle.ts puts this module in place of the SDK package in the API functions'
  * bundles. A `SecretBinary` stays base64 (the SDK decodes it); the key list is a `SecretString`.
  */
+import type {
+  GetSecretValueCommandInput,
+  GetSecretValueCommandOutput,
+} from '@aws-sdk/client-secrets-manager';
 import { type JsonClientConfig, JsonProtocolClient, jsonCommand } from './client.ts';
 import { serviceErrorClass } from './errors.ts';
 
@@ -23,4 +27,6 @@ export class SecretsManagerClient extends JsonProtocolClient {
   }
 }
 
-export const GetSecretValueCommand = jsonCommand('GetSecretValue');
+export const GetSecretValueCommand = jsonCommand<GetSecretValueCommandInput, GetSecretValueCommandOutput>(
+  'GetSecretValue',
+);

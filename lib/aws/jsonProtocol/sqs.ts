@@ -3,6 +3,22 @@
  * scripts/bundle.ts puts this module in place of the SDK package in those functions' bundles.
  */
 import { createHash } from 'node:crypto';
+import type {
+  ChangeMessageVisibilityCommandInput,
+  ChangeMessageVisibilityCommandOutput,
+  DeleteMessageBatchCommandInput,
+  DeleteMessageBatchCommandOutput,
+  DeleteMessageCommandInput,
+  DeleteMessageCommandOutput,
+  GetQueueAttributesCommandInput,
+  GetQueueAttributesCommandOutput,
+  ReceiveMessageCommandInput,
+  ReceiveMessageCommandOutput,
+  SendMessageBatchCommandInput,
+  SendMessageBatchCommandOutput,
+  SendMessageCommandInput,
+  SendMessageCommandOutput,
+} from '@aws-sdk/client-sqs';
 import { type JsonClientConfig, type JsonCommand, JsonProtocolClient, jsonCommand } from './client.ts';
 import { AwsServiceError, serviceErrorClass } from './errors.ts';
 
@@ -42,7 +58,7 @@ export class SQSClient extends JsonProtocolClient {
     this.useQueueUrlAsEndpoint = useQueueUrlAsEndpoint;
   }
 
-  protected override endpointFor(command: JsonCommand<object>): URL {
+  protected override endpointFor(command: JsonCommand<object, object>): URL {
     const queueUrl = (command.input as { QueueUrl?: unknown }).QueueUrl;
     if (
       !this.endpoint &&
@@ -56,7 +72,10 @@ export class SQSClient extends JsonProtocolClient {
   }
 
   /** As the SDK does: a message body whose MD5 SQS reports differently was damaged on the way. */
-  protected override checkOutput(command: JsonCommand<object>, output: Record<string, unknown>): void {
+  protected override checkOutput(
+    command: JsonCommand<object, object>,
+    output: Record<string, unknown>,
+  ): void {
     if (command.operation === 'SendMessage') {
       const { MessageBody } = command.input as { MessageBody?: string };
       if (MessageBody !== undefined) checkMd5(MessageBody, output.MD5OfMessageBody);
@@ -81,10 +100,28 @@ const checkMd5 = (body: string, reported: unknown) => {
   }
 };
 
-export const ChangeMessageVisibilityCommand = jsonCommand('ChangeMessageVisibility');
-export const DeleteMessageBatchCommand = jsonCommand('DeleteMessageBatch');
-export const DeleteMessageCommand = jsonCommand('DeleteMessage');
-export const GetQueueAttributesCommand = jsonCommand('GetQueueAttributes');
-export const ReceiveMessageCommand = jsonCommand('ReceiveMessage');
-export const SendMessageBatchCommand = jsonCommand('SendMessageBatch');
-export const SendMessageCommand = jsonCommand('SendMessage');
+export const ChangeMessageVisibilityCommand = jsonCommand<
+  ChangeMessageVisibilityCommandInput,
+  ChangeMessageVisibilityCommandOutput
+>('ChangeMessageVisibility');
+export const DeleteMessageBatchCommand = jsonCommand<
+  DeleteMessageBatchCommandInput,
+  DeleteMessageBatchCommandOutput
+>('DeleteMessageBatch');
+export const DeleteMessageCommand = jsonCommand<DeleteMessageCommandInput, DeleteMessageCommandOutput>(
+  'DeleteMessage',
+);
+export const GetQueueAttributesCommand = jsonCommand<
+  GetQueueAttributesCommandInput,
+  GetQueueAttributesCommandOutput
+>('GetQueueAttributes');
+export const ReceiveMessageCommand = jsonCommand<ReceiveMessageCommandInput, ReceiveMessageCommandOutput>(
+  'ReceiveMessage',
+);
+export const SendMessageBatchCommand = jsonCommand<
+  SendMessageBatchCommandInput,
+  SendMessageBatchCommandOutput
+>('SendMessageBatch');
+export const SendMessageCommand = jsonCommand<SendMessageCommandInput, SendMessageCommandOutput>(
+  'SendMessage',
+);
