@@ -4,8 +4,8 @@
  *
  * Each target names the code it mutates and the tests that are meant to pin it; only those tests run.
  * `npm run mutate` mutates every target; `npm run mutate -- --mutate 'lib/validation/**\/*.ts'` (quoted, so
- * that the shell leaves the glob alone) or `--mutate lib/erp/response.ts` mutates only what is named, and runs
- * only the tests of the targets it falls in. Reports: reports/mutation/ (gitignored).
+ * that the shell leaves the glob alone) or `--mutate lib/downstream/erp/response.ts` mutates only what is named,
+ * and runs only the tests of the targets it falls in. Reports: reports/mutation/ (gitignored).
  *
  * TypeScript 7 has no JS API: no typescript checker, and `tsconfigFile` names a file that does not exist, so
  * that Stryker does not load `typescript` to rewrite tsconfig.json in its sandbox. Vitest strips the types.
@@ -20,7 +20,7 @@ export const targets = [
   },
   {
     name: 'answer classification',
-    mutate: ['lib/erp/response.ts', 'lib/crm/response.ts'],
+    mutate: ['lib/downstream/erp/response.ts', 'lib/downstream/crm/response.ts'],
     tests: [
       'tests/erp/erpResponse.test.ts',
       'tests/erp/erpClassification.test.ts',

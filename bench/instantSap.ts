@@ -1,6 +1,6 @@
 /**
- * An instant SAP Gateway for the worker benchmark: just enough OData v2 for lib/erp. `GET` of the service root
- * with `X-CSRF-Token: Fetch` answers a token and a session cookie; `POST` to the entity set answers
+ * An instant SAP Gateway for the worker benchmark: just enough OData v2 for lib/downstream/erp. `GET` of the
+ * service root with `X-CSRF-Token: Fetch` answers a token and a session cookie; `POST` to the entity set answers
  * 201 `{"d":{"DocumentNumber":…}}` at once, without checks (sandbox/sapSandbox.ts checks every field, keeps a
  * request log and scans its registrations per POST: right for tests, noise for a throughput figure).
  * Runs in its own process: `node bench/instantSap.ts` prints `{"url": …}`. `GET /_count` answers the counts.

@@ -1,6 +1,7 @@
-import { type CrmClient, createCrmClient, crmConfigFromEnv } from '../crm/index.ts';
-import { createErpClient, type ErpClient, erpConfigFromEnv } from '../erp/index.ts';
-import type { CaseRecord, DeliveryOutcome, QueuedRecord, SalesRegistration } from '../types.ts';
+import { type CrmClient, createCrmClient, crmConfigFromEnv } from '../downstream/crm/index.ts';
+import { createErpClient, type ErpClient, erpConfigFromEnv } from '../downstream/erp/index.ts';
+import type { DeliveryOutcome } from '../downstream/types.ts';
+import type { CaseRecord, QueuedRecord, SalesRegistration } from '../types.ts';
 import { readSecrets } from './secrets.ts';
 
 /*

@@ -10,7 +10,7 @@ import {
   loadCaseMapping,
   mapCase,
   parseCaseMapping,
-} from '../../lib/crm/index.ts';
+} from '../../lib/downstream/crm/index.ts';
 import type { SalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { fullCase, fullCaseSalesforceBody, minimalCase } from './fixtures.ts';

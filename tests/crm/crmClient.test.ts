@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CrmConfigError, createCrmClient } from '../../lib/crm/index.ts';
+import { CrmConfigError, createCrmClient } from '../../lib/downstream/crm/index.ts';
 import { startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import {
   type CrmFixture,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CrmConfigError, crmConfigFromEnv } from '../../lib/crm/index.ts';
+import { CrmConfigError, crmConfigFromEnv } from '../../lib/downstream/crm/index.ts';
 
 const env = {
   CRM_BASE_URL: 'https://example.my.salesforce.com',

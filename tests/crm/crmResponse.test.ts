@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyCrmAnswer, isInvalidSession } from '../../lib/crm/response.ts';
+import { classifyCrmAnswer, isInvalidSession } from '../../lib/downstream/crm/response.ts';
 
 /** A Salesforce REST error body. */
 const errorsBody = (...entries: { message?: unknown; errorCode?: unknown }[]): string =>

@@ -1,5 +1,5 @@
-import type { CrmClient, CrmConfig } from '../../lib/crm/index.ts';
-import { createCrmClient } from '../../lib/crm/index.ts';
+import type { CrmClient, CrmConfig } from '../../lib/downstream/crm/index.ts';
+import { createCrmClient } from '../../lib/downstream/crm/index.ts';
 import type { CaseRecord } from '../../lib/types.ts';
 import {
   type SalesforceSandbox,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createErpClient } from '../../lib/erp/index.ts';
+import { createErpClient } from '../../lib/downstream/erp/index.ts';
 import { startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import {
   ENTITY_SET,

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { erpEndpoints } from '../../lib/erp/endpoints.ts';
-import { DEFAULT_ERP_SERVICE_PATH, ErpConfigError, erpConfigFromEnv } from '../../lib/erp/index.ts';
+import { erpEndpoints } from '../../lib/downstream/erp/endpoints.ts';
+import {
+  DEFAULT_ERP_SERVICE_PATH,
+  ErpConfigError,
+  erpConfigFromEnv,
+} from '../../lib/downstream/erp/index.ts';
 
 const env = {
   ERP_BASE_URL: 'https://erp.example.com',

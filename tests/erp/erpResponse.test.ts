@@ -6,7 +6,7 @@ import {
   isCsrfRequired,
   isOwnRepeat,
   odataErrorMessage,
-} from '../../lib/erp/response.ts';
+} from '../../lib/downstream/erp/response.ts';
 
 /** An OData v2 error body with `message` as given. */
 const odataError = (message: unknown): string => JSON.stringify({ error: { code: 'ZSD/001', message } });

@@ -1,5 +1,5 @@
-import type { ErpClient, ErpConfig } from '../../lib/erp/index.ts';
-import { createErpClient } from '../../lib/erp/index.ts';
+import type { ErpClient, ErpConfig } from '../../lib/downstream/erp/index.ts';
+import { createErpClient } from '../../lib/downstream/erp/index.ts';
 import type { SalesRegistration } from '../../lib/types.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { isObject } from '../json.ts';
+import { isObject } from '../../json.ts';
 import shippedMapping from './caseMapping.json' with { type: 'json' };
 import { CASE_FIELDS, SALESFORCE_FIELD_PATTERN } from './constants.ts';
 import { CaseMappingError } from './errors.ts';

@@ -1,4 +1,4 @@
-import { describeFetchError } from '../delivery/errorText.ts';
+import { describeFetchError } from '../errorText.ts';
 import { storeCookies } from './cookies.ts';
 import type { CsrfResult } from './types.ts';
 

@@ -1,4 +1,4 @@
-import type { CaseRecord } from '../types.ts';
+import type { CaseRecord } from '../../types.ts';
 import type { CaseField, CaseMapping, MappingRule } from './types.ts';
 
 type SalesforceValue = string | number | boolean;

@@ -1,3 +1,4 @@
+import { required } from '../../settings.ts';
 import {
   DEFAULT_CASE_EXTERNAL_ID_FIELD,
   DEFAULT_CRM_API_VERSION,
@@ -6,12 +7,6 @@ import {
 import { CrmConfigError } from './errors.ts';
 import { loadCaseMapping } from './mappingFile.ts';
 import type { CrmConfig } from './types.ts';
-
-const required = (env: NodeJS.ProcessEnv, name: string): string => {
-  const value = env[name]?.trim();
-  if (!value) throw new CrmConfigError(`setting ${name} is not set`);
-  return value;
-};
 
 /**
  * Reads the CRM settings of CONTRACT section 3 from the environment; a CRM_CASE_MAPPING_FILE is read and
@@ -22,7 +17,7 @@ const required = (env: NodeJS.ProcessEnv, name: string): string => {
  * const client = createCrmClient(crmConfigFromEnv());
  */
 export function crmConfigFromEnv(env: NodeJS.ProcessEnv = process.env): CrmConfig {
-  const baseUrl = required(env, 'CRM_BASE_URL');
+  const baseUrl = required('CRM_BASE_URL', env.CRM_BASE_URL?.trim(), CrmConfigError);
   if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
     throw new CrmConfigError('setting CRM_BASE_URL is not an http(s) URL');
   }
@@ -36,8 +31,8 @@ export function crmConfigFromEnv(env: NodeJS.ProcessEnv = process.env): CrmConfi
   const mappingFile = env.CRM_CASE_MAPPING_FILE?.trim();
   return {
     baseUrl,
-    clientId: required(env, 'CRM_CLIENT_ID'),
-    clientSecret: required(env, 'CRM_CLIENT_SECRET'),
+    clientId: required('CRM_CLIENT_ID', env.CRM_CLIENT_ID?.trim(), CrmConfigError),
+    clientSecret: required('CRM_CLIENT_SECRET', env.CRM_CLIENT_SECRET?.trim(), CrmConfigError),
     apiVersion,
     externalIdField,
     ...(mappingFile ? { mapping: loadCaseMapping(mappingFile) } : {}),

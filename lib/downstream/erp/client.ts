@@ -1,5 +1,6 @@
-import { describeFetchError, type PersonalValue } from '../delivery/errorText.ts';
-import type { DeliveryOutcome, SalesRegistration } from '../types.ts';
+import type { SalesRegistration } from '../../types.ts';
+import { describeFetchError, type PersonalValue } from '../errorText.ts';
+import type { DeliveryOutcome } from '../types.ts';
 import { DEFAULT_ERP_TIMEOUT_MS, PERSONAL_FIELDS } from './constants.ts';
 import { cookieHeader, storeCookies } from './cookies.ts';
 import { fetchCsrfSession } from './csrf.ts';

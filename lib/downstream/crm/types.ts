@@ -1,4 +1,5 @@
-import type { CaseRecord, DeliveryOutcome } from '../types.ts';
+import type { CaseRecord } from '../../types.ts';
+import type { DeliveryOutcome } from '../types.ts';
 
 /** Field of a normalised case that a mapping rule may read. */
 export type CaseField = keyof CaseRecord;

@@ -1,5 +1,5 @@
-import { type PersonalValue, safeErrorText } from '../delivery/errorText.ts';
-import { isObject, parseJsonOrUndefined } from '../json.ts';
+import { isObject, parseJsonOrUndefined } from '../../json.ts';
+import { type PersonalValue, safeErrorText } from '../errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
 
 /**

@@ -1,5 +1,6 @@
-import { describeFetchError, type PersonalValue } from '../delivery/errorText.ts';
-import type { CaseRecord, DeliveryOutcome } from '../types.ts';
+import type { CaseRecord } from '../../types.ts';
+import { describeFetchError, type PersonalValue } from '../errorText.ts';
+import type { DeliveryOutcome } from '../types.ts';
 import {
   DEFAULT_CASE_EXTERNAL_ID_FIELD,
   DEFAULT_CRM_API_VERSION,

@@ -1,4 +1,5 @@
-import type { DeliveryOutcome, SalesRegistration } from '../types.ts';
+import type { SalesRegistration } from '../../types.ts';
+import type { DeliveryOutcome } from '../types.ts';
 
 /** Connection settings of the SAP Gateway OData v2 service (CONTRACT section 3, ERP). */
 export interface ErpConfig {

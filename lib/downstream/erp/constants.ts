@@ -1,5 +1,5 @@
-import type { PersonalValueKind } from '../delivery/errorText.ts';
-import type { SalesRegistration } from '../types.ts';
+import type { SalesRegistration } from '../../types.ts';
+import type { PersonalValueKind } from '../errorText.ts';
 
 /** Entity set of the custom SAP Gateway service that registers sales. */
 export const DEFAULT_ERP_SERVICE_PATH = '/sap/opu/odata/sap/ZSD_SALES_REGISTRATION_SRV/SalesRegistrationSet';

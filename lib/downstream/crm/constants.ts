@@ -1,5 +1,5 @@
-import type { PersonalValueKind } from '../delivery/errorText.ts';
-import type { CaseRecord } from '../types.ts';
+import type { CaseRecord } from '../../types.ts';
+import type { PersonalValueKind } from '../errorText.ts';
 
 export const DEFAULT_CRM_API_VERSION = 'v66.0';
 export const DEFAULT_CASE_EXTERNAL_ID_FIELD = 'Web_Case_Id__c';

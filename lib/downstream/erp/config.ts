@@ -1,19 +1,7 @@
+import { required } from '../../settings.ts';
 import { DEFAULT_ERP_SERVICE_PATH } from './constants.ts';
 import { ErpConfigError } from './errors.ts';
 import type { ErpConfig } from './types.ts';
-
-const required = (env: NodeJS.ProcessEnv, name: string): string => {
-  const value = env[name]?.trim();
-  if (!value) throw new ErpConfigError(`setting ${name} is not set`);
-  return value;
-};
-
-// Not trimmed: a password may legitimately start or end with a space.
-const password = (env: NodeJS.ProcessEnv): string => {
-  const value = env.ERP_PASSWORD;
-  if (!value) throw new ErpConfigError('setting ERP_PASSWORD is not set');
-  return value;
-};
 
 /**
  * Reads the ERP settings of CONTRACT section 3 from the environment.
@@ -23,7 +11,7 @@ const password = (env: NodeJS.ProcessEnv): string => {
  * const client = createErpClient(erpConfigFromEnv());
  */
 export function erpConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ErpConfig {
-  const baseUrl = required(env, 'ERP_BASE_URL');
+  const baseUrl = required('ERP_BASE_URL', env.ERP_BASE_URL?.trim(), ErpConfigError);
   if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
     throw new ErpConfigError('setting ERP_BASE_URL is not an http(s) URL');
   }
@@ -33,8 +21,9 @@ export function erpConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ErpConfi
   return {
     baseUrl,
     servicePath,
-    username: required(env, 'ERP_USERNAME'),
-    password: password(env),
+    username: required('ERP_USERNAME', env.ERP_USERNAME?.trim(), ErpConfigError),
+    // Not trimmed: a password may legitimately start or end with a space.
+    password: required('ERP_PASSWORD', env.ERP_PASSWORD, ErpConfigError),
     ...(sapClient ? { sapClient } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import { isObject, parseJsonOrUndefined } from '../json.ts';
+import { isObject, parseJsonOrUndefined } from '../../json.ts';
 
 /** One entry of a Salesforce REST error answer. */
 export interface SalesforceError {

@@ -1,5 +1,5 @@
-import { describeFetchError } from '../delivery/errorText.ts';
-import { isObject, parseJsonOrUndefined } from '../json.ts';
+import { isObject, parseJsonOrUndefined } from '../../json.ts';
+import { describeFetchError } from '../errorText.ts';
 import type { TokenResult } from './types.ts';
 
 const trimSlash = (url: string): string => url.replace(/\/+$/, '');
