@@ -103,7 +103,7 @@ describe('npm start under a cold burst', () => {
     const sales = answers.filter((answer) => answer.kind === 'sale').map((answer) => answer.id as string);
     const cases = answers.filter((answer) => answer.kind === 'case').map((answer) => answer.id as string);
     // Delivery happens after the answers: wait until every record has reached its downstream (or give up).
-    const deadline = Date.now() + 90_000;
+    const deadline = Date.now() + 120_000;
     const upserts = () => salesforce.requests.filter((request) => request.method === 'PATCH');
     while (
       Date.now() < deadline &&
@@ -112,12 +112,25 @@ describe('npm start under a cold burst', () => {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     // Assess: every answer 200 with a distinct id, and every record created downstream by exactly one request.
-    expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: total }, () => 200));
+    const byStatus: Record<string, number> = {};
+    for (const answer of answers) byStatus[answer.status] = (byStatus[answer.status] ?? 0) + 1;
+    expect(byStatus).toEqual({ 200: total });
     expect(new Set(ids).size).toBe(total);
     const registrationPosts = postsPer(
       sap.requests.filter((request) => request.method === 'POST'),
       (body) => (JSON.parse(body) as { RegistrationId?: string }).RegistrationId ?? '',
     );
+    // Missing ones named with where they stand, so that a slow run and a lost record tell apart.
+    const notDelivered = [...sales.filter((id) => !registrationPosts.has(id))];
+    const standing = await Promise.all(
+      notDelivered.slice(0, 5).map(async (id) => {
+        const response = await fetch(`${service.url}/erp/sales_registration/${id}`, {
+          headers: { 'x-api-key': service.keys['example-dealer'] },
+        });
+        return `${id}: ${await response.text()}`;
+      }),
+    );
+    expect(standing).toEqual([]);
     expect([...registrationPosts.keys()].sort()).toEqual([...sales].sort());
     expect([...registrationPosts.values()].every((count) => count === 1)).toBe(true);
     const caseUpserts = postsPer(
@@ -126,5 +139,5 @@ describe('npm start under a cold burst', () => {
     );
     expect([...caseUpserts.keys()].sort()).toEqual([...cases].sort());
     expect([...caseUpserts.values()].every((count) => count === 1)).toBe(true);
-  }, 180_000);
+  }, 240_000);
 });
