@@ -36,7 +36,7 @@ export const privateSale: JsonObject = {
 
 /** A commercial sale, by a business-partner number, with a numeric postcode. */
 export const commercialSale: JsonObject = {
-  DealerId: 123456,
+  DealerId: 100234,
   FrameNum: 'EXAMPLEFRAME00002',
   Model: 'Example Courier 125',
   SaleDate: '2026-10-15',

@@ -363,6 +363,18 @@ describe('examples', () => {
     }
   });
 
+  it('has sales registration examples for dealers the shipped example client may register for (no 403)', () => {
+    const clients = JSON.parse(readFileSync('config/clients.json', 'utf8')) as {
+      clients: { name: string; dealers: number[] }[];
+    };
+    const dealers = clients.clients.find((c) => c.name === 'example-dealer')?.dealers ?? [];
+    const used = requestExamples('/erp/sales_registration', 'application/json').flatMap((body) =>
+      (body as { DealerId: number }[]).map((record) => record.DealerId),
+    );
+    expect(used.length).toBeGreaterThan(0);
+    expect(used.filter((dealer) => !dealers.includes(dealer))).toEqual([]);
+  });
+
   it.each(['application/json', 'application/x-www-form-urlencoded'])(
     'has %s case request examples that the service’s validator accepts',
     (mediaType) => {
