@@ -8,7 +8,12 @@ import { getStatusRecord } from '../store/statusRecords.ts';
 import type { StatusRecord } from '../store/types.ts';
 
 /** What a status look-up shows of a status record: never the record's personal data. */
-export const statusView = (status: StatusRecord) => ({
+export const statusView = (
+  status: Pick<
+    StatusRecord,
+    'id' | 'status' | 'attempts' | 'acceptedAt' | 'updatedAt' | 'downstreamId' | 'error'
+  >,
+) => ({
   id: status.id,
   status: status.status,
   attempts: status.attempts,

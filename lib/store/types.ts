@@ -36,6 +36,11 @@ export interface StatusRecord {
    * lease and the next retry, the reconciler past its own re-queue.
    */
   dueAt?: string;
+  /**
+   * On sales records only: `<owner>#<FrameNum>`, the partition key of the sparse `frame` index (sort key
+   * `acceptedAt`), through which a caller looks up its records by frame number without a table scan.
+   */
+  frameKey?: string;
   /** While a worker delivers the record: until when its claim holds (ISO time). Others wait or drop their copy. */
   leaseUntil?: string;
 }

@@ -9,7 +9,7 @@ import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/sa
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { localClientConfig } from '../../scripts/local/aws.ts';
 import { pollOnce } from '../../scripts/local/queuePoller.ts';
-import { apiEvent, formPost, jsonPost, statusGet } from '../factories/apiGateway.ts';
+import { apiEvent, formPost, frameGet, jsonPost, statusGet } from '../factories/apiGateway.ts';
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { testKeys } from '../support/apiKeys.ts';
 import {
@@ -282,6 +282,20 @@ describe('status look-ups and the API description: recordStatus and openApi', ()
     expect(sale).toMatchObject({ status: 200, body: { id, status: 'accepted' } });
     expect(found).toMatchObject({ status: 200, body: { id: CrmId } });
     expect([foreign.status, missing.status, malformed.status]).toEqual([404, 404, 404]);
+  });
+
+  it("list the caller's sales records by frame number, and refuse a blank FrameNum without a read", async () => {
+    const frame = uniqueFrame();
+    const [id] = salesIds(
+      await api('salesRegistration', jsonPost(SALES, [salesRegistrationInput({ FrameNum: frame })])),
+    );
+    const found = await api('recordStatus', frameGet(` ${frame} `));
+    const blank = await api('recordStatus', frameGet(' '));
+    expect(found).toMatchObject({
+      status: 200,
+      body: { FrameNum: frame, records: [{ id, status: 'accepted' }] },
+    });
+    expect(blank).toMatchObject({ status: 400, body: { success: false } });
   });
 
   it('serve the OpenAPI document', async () => {

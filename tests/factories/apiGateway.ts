@@ -60,6 +60,22 @@ export const statusGet = (
     headers: { 'x-api-key': defaultKeyFor(path), ...headers },
   });
 
+/**
+ * A look-up of sales records by frame number (`GET /erp/sales_registration?FrameNum=…`), with the dealer's key;
+ * several values are sent as a repeated parameter, as API Gateway hands it over (the last one single-valued).
+ */
+export const frameGet = (frameNums: string | string[] | undefined, headers: Record<string, string> = {}) => {
+  const values = frameNums === undefined ? undefined : [frameNums].flat();
+  return apiEvent({
+    path: '/erp/sales_registration',
+    resource: '/erp/sales_registration',
+    httpMethod: 'GET',
+    headers: { 'x-api-key': defaultKeyFor('/erp'), ...headers },
+    queryStringParameters: values ? { FrameNum: values[values.length - 1] } : null,
+    multiValueQueryStringParameters: values ? { FrameNum: values } : null,
+  });
+};
+
 /** A Lambda context. */
 export const lambdaContext = (): Context =>
   ({

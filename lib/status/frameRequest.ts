@@ -1,0 +1,44 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { callerName } from '../clients/types.ts';
+import { type CallerContext, callerOf } from '../http/callerIdentity.ts';
+import { RequestRefused } from '../http/errors.ts';
+import { jsonResponse } from '../http/responses.ts';
+import { salesRecordsByFrame } from '../store/frameRecords.ts';
+import { statusView } from './statusRequest.ts';
+
+/** As intake's rule for FrameNum (schemas/salesRegistration.schema.json): at most 30 characters once trimmed. */
+export const FRAME_NUM_MAX_LENGTH = 30;
+
+/** The frame number asked for, trimmed as intake trims it; a missing, repeated, blank or over-long one: 400. */
+const frameNumOf = (event: APIGatewayProxyEvent): string => {
+  const values = event.multiValueQueryStringParameters?.FrameNum;
+  if (values && values.length > 1) throw new RequestRefused(400, 'FrameNum must be a single value');
+  const value = event.queryStringParameters?.FrameNum ?? values?.[0];
+  if (value === undefined) throw new RequestRefused(400, 'FrameNum is required');
+  const frameNum = value.trim();
+  if (frameNum === '') throw new RequestRefused(400, 'FrameNum must not be blank');
+  if (frameNum.length > FRAME_NUM_MAX_LENGTH)
+    throw new RequestRefused(400, `FrameNum must be at most ${FRAME_NUM_MAX_LENGTH} characters`);
+  return frameNum;
+};
+
+/**
+ * `GET /erp/sales_registration?FrameNum=<frame>`: the caller's own sales records for a frame number, newest first
+ * (one Query of the `frame` index). None, or only other callers' records: an empty list, never 403/404, so the
+ * answer tells nothing about other callers' records.
+ *
+ * @example
+ * await frameRequest({ ...event, queryStringParameters: { FrameNum: 'TESTFRAME00000001' } }, context)
+ * // 200 {"FrameNum":"TESTFRAME00000001","records":[{"id":"3f0c…","status":"delivered",…}]}
+ */
+export const frameRequest = async (
+  event: APIGatewayProxyEvent,
+  context: CallerContext,
+): Promise<APIGatewayProxyResult> => {
+  const frameNum = frameNumOf(event);
+  const entries = await salesRecordsByFrame(callerName(callerOf(context)), frameNum);
+  return jsonResponse(200, {
+    FrameNum: frameNum,
+    records: entries.map(statusView),
+  });
+};

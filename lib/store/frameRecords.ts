@@ -1,0 +1,62 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { dynamoClient } from '../aws/clients.ts';
+import { QueryCommand } from '../aws/jsonProtocol/dynamodb.ts';
+import { recordsTable } from '../config.ts';
+import type { Item } from './table.ts';
+import type { StatusRecord } from './types.ts';
+
+/**
+ * The sparse global secondary index of sales records by owner and frame number: partition key `frameKey`
+ * (`<owner>#<FrameNum>`, written by intake on sales records only), sort key `acceptedAt`. It projects what a
+ * status look-up shows (INCLUDE), so one Query answers a look-up without reading the records, and the index holds
+ * no personal data of the record.
+ */
+export const FRAME_INDEX = 'frame';
+
+/** The attributes the `frame` index projects besides its keys and the table's `pk`: a status view's. */
+export const FRAME_INDEX_ATTRIBUTES = ['id', 'status', 'attempts', 'updatedAt', 'downstreamId', 'error'];
+
+/**
+ * The `frame` index's partition key of a sales record: its owner and its (trimmed) frame number. Client names
+ * hold no `#` (config/clients.json), so the key names one owner and one frame.
+ *
+ * @example
+ * frameKeyOf('example-dealer', 'TESTFRAME00000001') // 'example-dealer#TESTFRAME00000001'
+ */
+export const frameKeyOf = (owner: string, frameNum: string): string => `${owner}#${frameNum}`;
+
+/** What the `frame` index holds of a status record. */
+export type FrameIndexEntry = Pick<
+  StatusRecord,
+  'id' | 'status' | 'attempts' | 'acceptedAt' | 'updatedAt' | 'downstreamId' | 'error'
+>;
+
+/**
+ * An owner's sales records with this frame number, newest `acceptedAt` first, page by page through the `frame`
+ * index (an eventually consistent read, as every index read is); no table scan.
+ *
+ * @example
+ * const records = await salesRecordsByFrame('example-dealer', 'TESTFRAME00000001');
+ */
+export const salesRecordsByFrame = async (owner: string, frameNum: string): Promise<FrameIndexEntry[]> => {
+  const entries: FrameIndexEntry[] = [];
+  let startKey: Item | undefined;
+  do {
+    const out = await dynamoClient().send(
+      new QueryCommand({
+        TableName: recordsTable(),
+        IndexName: FRAME_INDEX,
+        KeyConditionExpression: 'frameKey = :frameKey',
+        ExpressionAttributeValues: { ':frameKey': { S: frameKeyOf(owner, frameNum) } },
+        ScanIndexForward: false,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of out.Items ?? []) {
+      const { pk: _pk, frameKey: _frameKey, ...entry } = unmarshall(item);
+      entries.push(entry as FrameIndexEntry);
+    }
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return entries;
+};
