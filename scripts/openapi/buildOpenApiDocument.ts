@@ -19,7 +19,7 @@ import { caseOperation, salesRegistrationOperation } from './intakeOperations.ts
 import { markdown } from './markdown.ts';
 import { withRefusal } from './responses.ts';
 import type { JsonObject } from './schemaConversion.ts';
-import { statusOperation } from './statusOperation.ts';
+import { frameOperation, statusOperation } from './statusOperation.ts';
 
 export type { Json, JsonObject } from './schemaConversion.ts';
 
@@ -63,6 +63,7 @@ export const buildOpenApiDocument = (): JsonObject => ({
           ),
         ),
       }),
+      get: withRefusal(frameOperation(), 'SalesRegistrationRefused', salesRegistrationShape),
     },
     '/erp/sales_registration/{id}': {
       get: withRefusal(statusOperation('salesRegistration'), 'NotFound', statusShape),

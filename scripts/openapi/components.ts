@@ -139,6 +139,17 @@ const responseSchemas = (): JsonObject => ({
       },
     },
   },
+  SalesRegistrationsByFrame: {
+    title: 'Sales registrations by frame number',
+    description:
+      'The caller’s own sales records with this frame number, newest first; never another client’s.',
+    type: 'object',
+    required: ['FrameNum', 'records'],
+    properties: {
+      FrameNum: { description: 'The frame number asked for, trimmed (as stored).', type: 'string' },
+      records: { type: 'array', items: ref('RecordStatus') },
+    },
+  },
   NotFound: {
     title: 'Not found',
     type: 'object',

@@ -1,8 +1,10 @@
 /**
- * The two GET operations, `getSalesRegistrationStatus` and `getCaseStatus`: where an accepted record stands,
- * with an example of each status. Their description is `operations/getStatus.md`.
+ * The GET operations: `getSalesRegistrationStatus` and `getCaseStatus`, where an accepted record stands, with an
+ * example of each status (their description is `operations/getStatus.md`); `findSalesRegistrationsByFrame`, the
+ * caller's sales records for a frame number.
  */
-import { statusShape } from '../../lib/http/shapes.ts';
+import { salesRegistrationShape, statusShape } from '../../lib/http/shapes.ts';
+import { FRAME_NUM_MAX_LENGTH } from '../../lib/status/frameRequest.ts';
 import { ref } from './components.ts';
 import { bodyOf, caseId, EXAMPLE_REFERENCE, example, jsonCase, privateSale, salesIds } from './examples.ts';
 import { markdown } from './markdown.ts';
@@ -93,6 +95,84 @@ export const statusOperation = (kind: 'salesRegistration' | 'caseRecord'): JsonO
           unexpected: example('Unexpected error', bodyOf(statusShape.unexpected(500, EXAMPLE_REFERENCE))),
         }),
       ),
+    },
+  };
+};
+
+/**
+ * GET /erp/sales_registration?FrameNum=: the caller's sales records for a frame number, newest first; errors in
+ * the sales operation's shape (5xx in plain text). Every answer of the contract but 403 (`withRefusal` adds it).
+ *
+ * @example
+ * withRefusal(frameOperation(), 'SalesRegistrationRefused', salesRegistrationShape)
+ */
+export const frameOperation = (): JsonObject => {
+  const frameNum = privateSale.FrameNum as string;
+  const [id] = salesIds([privateSale]);
+  const refused = (reason: string) => bodyOf(salesRegistrationShape.refused(400, reason));
+  return {
+    tags: ['Status'],
+    operationId: 'findSalesRegistrationsByFrame',
+    summary: 'Your sales registrations for a frame number',
+    description: markdown('operations/findSalesRegistrationsByFrame.md'),
+    parameters: [
+      {
+        name: 'FrameNum',
+        in: 'query',
+        required: true,
+        description:
+          'The frame number, once: trimmed as intake trims it, then 1 to 30 characters. Matched exactly (case ' +
+          'included) against the FrameNum stored.',
+        schema: { type: 'string', minLength: 1, maxLength: 30 },
+        example: frameNum,
+      },
+    ],
+    responses: {
+      '200': response(
+        'The caller’s sales records with this frame number, newest first; an empty list when there are none.',
+        jsonContent(ref('SalesRegistrationsByFrame'), {
+          found: example('One record', {
+            FrameNum: frameNum,
+            records: [
+              {
+                id,
+                status: 'delivered',
+                attempts: 1,
+                acceptedAt: '2026-10-14T09:30:12.345Z',
+                updatedAt: '2026-10-14T09:30:14.020Z',
+                downstreamId: '0090012345',
+              },
+            ],
+          }),
+          none: example('No record of yours with this frame number', {
+            FrameNum: 'EXAMPLEFRAME00099',
+            records: [],
+          }),
+        }),
+      ),
+      '400': response(
+        'FrameNum missing, blank, repeated or longer than 30 characters.',
+        jsonContent(ref('SalesRegistrationRefused'), {
+          missing: example('No FrameNum', refused('FrameNum is required')),
+          blank: example('Blank FrameNum', refused('FrameNum must not be blank')),
+          repeated: example('FrameNum given twice', refused('FrameNum must be a single value')),
+          tooLong: example(
+            'FrameNum over 30 characters',
+            refused(`FrameNum must be at most ${FRAME_NUM_MAX_LENGTH} characters`),
+          ),
+        }),
+      ),
+      '500': response('Unexpected error; quote the reference to the web services team.', {
+        'text/plain': {
+          schema: ref('UnexpectedErrorText'),
+          examples: {
+            unexpected: example(
+              'Unexpected error',
+              bodyOf(salesRegistrationShape.unexpected(500, EXAMPLE_REFERENCE)),
+            ),
+          },
+        },
+      }),
     },
   };
 };

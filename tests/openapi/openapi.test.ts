@@ -16,7 +16,7 @@ import {
   type Json,
   type JsonObject,
 } from '../../scripts/openapi/buildOpenApiDocument.ts';
-import { jsonPost, lambdaContext, statusGet } from '../factories/apiGateway.ts';
+import { frameGet, jsonPost, lambdaContext, statusGet } from '../factories/apiGateway.ts';
 import { useTestKeys } from '../support/apiKeys.ts';
 
 const committedText = readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8');
@@ -27,6 +27,8 @@ const built = buildOpenApiDocument();
 const CONTRACT_STATUSES = {
   post: ['200', '400', '403', '413', '415', '409', '422', '500', '503'],
   get: ['200', '403', '404', '500'],
+  /** A look-up by query parameter: 400 for a bad parameter, never 404 (an empty list). */
+  query: ['200', '400', '403', '500'],
 };
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -179,6 +181,7 @@ describe('OpenAPI 3.1 structure', () => {
     const found = operations(built).map(({ method, path }) => `${method.toUpperCase()} ${path}`);
     expect(found.sort()).toEqual([
       'GET /crm/case/{CrmId}',
+      'GET /erp/sales_registration',
       'GET /erp/sales_registration/{id}',
       'POST /crm/case',
       'POST /erp/sales_registration',
@@ -233,7 +236,11 @@ describe('OpenAPI 3.1 structure', () => {
     for (const { path, method, operation } of operations(built)) {
       const responses = operation.responses as Record<string, JsonObject>;
       expect(Object.keys(responses).sort(), `${method} ${path}`).toEqual(
-        [...CONTRACT_STATUSES[method as 'get' | 'post']].sort(),
+        [
+          ...CONTRACT_STATUSES[
+            method === 'get' && !path.includes('{') ? 'query' : (method as 'get' | 'post')
+          ],
+        ].sort(),
       );
       for (const [status, response] of Object.entries(responses)) {
         expect(response.description, `${method} ${path} ${status}`).toEqual(expect.any(String));
@@ -400,6 +407,7 @@ describe('hand-written answers match the service', () => {
   const SALES = '#/paths/~1erp~1sales_registration/post/responses';
   const CASE = '#/paths/~1crm~1case/post/responses';
   const SALES_STATUS = '#/paths/~1erp~1sales_registration~1{id}/get/responses';
+  const BY_FRAME = '#/paths/~1erp~1sales_registration/get/responses';
   const CASE_STATUS = '#/paths/~1crm~1case~1{CrmId}/get/responses';
   const json = 'content/application~1json/examples';
 
@@ -452,6 +460,19 @@ describe('hand-written answers match the service', () => {
       event: statusGet('/erp/sales_registration/unknown', { id: 'unknown' }),
       documented: `${SALES_STATUS}/404/${json}/notFound`,
     },
+    ...(
+      [
+        ['missing', undefined],
+        ['blank', ' '],
+        ['repeated', ['EXAMPLEFRAME00001', 'EXAMPLEFRAME00002']],
+        ['tooLong', 'X'.repeat(31)],
+      ] as const
+    ).map(([example, frameNums]) => ({
+      name: `sales by frame: ${example} FrameNum`,
+      handler: recordStatus,
+      event: frameGet(frameNums as string | string[] | undefined),
+      documented: `${BY_FRAME}/400/${json}/${example}`,
+    })),
     {
       name: 'case status: unknown CrmId',
       handler: recordStatus,
