@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
+import { buildOpenApiDocument } from '../../scripts/openapi/buildOpenApiDocument.ts';
+import { privateSale } from '../../scripts/openapi/examples.ts';
 import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { npmStart, type RunningService } from '../support/npmStart.ts';
 
@@ -41,6 +43,10 @@ interface Answers {
   sales: { registrations: { id: string }[] };
   kase: { CrmId: string };
   status: { status: string; attempts?: number; downstreamId?: string; error?: string; message?: string };
+}
+/** An operation of openapi.json, as far as its JSON examples. */
+interface Documented {
+  responses: Record<string, { content: Record<string, { examples: Record<string, { value: unknown }> }> }>;
 }
 const json = async <T>(response: Response | Promise<Response>): Promise<T> =>
   (await (await response).json()) as T;
@@ -129,6 +135,56 @@ describe('npm start with the built-in sandboxes', () => {
     expect(unknown).toEqual({ status: 404, body: { message: 'no case with this CrmId' } });
     const openApi = await fetch(`${service.url}/openapi.json`);
     expect((await json<{ openapi: string }>(openApi)).openapi).toBe('3.1.0');
+  });
+
+  it('routes GET ?FrameNum= apart from the POST on the same path, and answers as openapi.json documents it', async () => {
+    // The documented look-up: the documented sale, delivered, then looked up by its frame number.
+    const operation = (buildOpenApiDocument().paths as unknown as Record<string, Record<string, Documented>>)[
+      '/erp/sales_registration'
+    ].get;
+    const documented = (status: string, name: string) =>
+      operation.responses[status].content['application/json'].examples[name].value;
+    const [{ id }] = (await json<Answers['sales']>(postSales(service, [privateSale]))).registrations;
+    await settled(service, `/erp/sales_registration/${id}`, 'example-dealer');
+    const byFrame = (query: string, client = 'example-dealer') =>
+      lookUp(service, `/erp/sales_registration?${query}`, client) as Promise<{
+        status: number;
+        body: unknown;
+      }>;
+    const found = await byFrame(`FrameNum=${privateSale.FrameNum}`);
+    // The same record, status and attempts; its own times and SAP document number.
+    const { FrameNum, records } = documented('200', 'found') as { FrameNum: string; records: object[] };
+    expect(found).toEqual({
+      status: 200,
+      body: {
+        FrameNum,
+        records: records.map((record) => ({
+          ...record,
+          acceptedAt: expect.any(String),
+          updatedAt: expect.any(String),
+          downstreamId: expect.any(String),
+        })),
+      },
+    });
+    expect(await byFrame('FrameNum=EXAMPLEFRAME00099')).toEqual({
+      status: 200,
+      body: documented('200', 'none'),
+    });
+    // Another client sees nothing of the dealer's records.
+    expect(await byFrame(`FrameNum=${privateSale.FrameNum}`, 'example-web-forms')).toEqual({
+      status: 200,
+      body: { FrameNum: privateSale.FrameNum, records: [] },
+    });
+    expect(await byFrame('')).toEqual({ status: 400, body: documented('400', 'missing') });
+    expect(await byFrame('FrameNum=%20')).toEqual({ status: 400, body: documented('400', 'blank') });
+    expect(await byFrame('FrameNum=A1&FrameNum=A2')).toEqual({
+      status: 400,
+      body: documented('400', 'repeated'),
+    });
+    expect(await byFrame(`FrameNum=${'X'.repeat(31)}`)).toEqual({
+      status: 400,
+      body: documented('400', 'tooLong'),
+    });
   });
 
   it('stops every child process on SIGTERM, leaving nothing listening', async () => {
