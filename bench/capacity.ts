@@ -1,0 +1,283 @@
+/**
+ * Delivery capacity on paper and by simulation.
+ *
+ * On paper: Lambda's SQS event source runs at most `maximumConcurrency` worker invocations per downstream at once,
+ * each with a batch of up to `batchSize` messages; the worker (lib/delivery/worker.ts) hands the batch to
+ * Powertools' BatchProcessor, which runs every record of the batch at once (`Promise.all`: processInParallel
+ * defaults to true). Each record is a claim (UpdateItem), the downstream call, the outcome (UpdateItem), one after
+ * the other; the event source receives the batch before and deletes it after. So one invocation delivers a batch
+ * in `receive + claim + latency + outcome + delete` and the downstream carries
+ * `maximumConcurrency × batchSize / that` records a second.
+ *
+ * By simulation: the real worker handler (functions/deliveryWorker.ts) driven by `pollOnce`
+ * (scripts/local/queuePoller.ts, batch 10) as bench/workerThroughput.ts drives it, by 2 pollers at once standing
+ * for maximumConcurrency 2, against fauxqs + dynalite (bench/localAws.ts, their own process) and the SAP sandbox
+ * (sandbox/sapSandbox.ts) with `inject({ delayMs })` on every POST. The prediction for the simulation uses the
+ * same formula with the local round trips: the batch cycle measured first with no injected latency, plus the
+ * latency.
+ *
+ *   node bench/capacity.ts     # prints the result as JSON
+ */
+import { randomUUID } from 'node:crypto';
+import { localClientConfig } from '../scripts/local/aws.ts';
+import { salesRegistrationInput } from '../tests/factories/records.ts';
+import { ALLOWANCE } from './costModel.ts';
+import { startLocalAws } from './localAws.ts';
+import { awsFreeEnv, benchDir, quietPowertools, runNodeJson } from './proc.ts';
+import { markdownTable } from './table.ts';
+
+/** The deployed settings (serverless.yml). */
+export const DEPLOYED = { maximumConcurrency: 2, batchSize: 10 } as const;
+/** AWS round trips around a batch (stated, not measured): the event source's receive and delete. */
+export const SQS_AROUND_BATCH_MS = 2 * ALLOWANCE.sqsMs;
+
+export interface SimulationRun {
+  latencyMs: number;
+  records: number;
+  pollers: number;
+  seconds: number;
+  perSecond: number;
+  /** Mean messages per received batch. */
+  meanBatch: number;
+  /** Worker process CPU per delivery, µs (full core). */
+  cpuUsPerDelivery: number;
+}
+
+export interface CapacityResult {
+  calibration: SimulationRun;
+  runs: SimulationRun[];
+}
+
+/** Records a second at a batch cycle of `cycleMs`. */
+export const recordsPerSecond = (
+  cycleMs: number,
+  concurrency: number = DEPLOYED.maximumConcurrency,
+  batch: number = DEPLOYED.batchSize,
+) => (concurrency * batch) / (cycleMs / 1000);
+
+/** The batch cycle on AWS (paper): receive, claim, downstream, outcome, delete. */
+export const awsCycleMs = (latencyMs: number) => SQS_AROUND_BATCH_MS + 2 * ALLOWANCE.dynamoMs + latencyMs;
+
+const child = async (): Promise<CapacityResult> => {
+  const { SQSClient } = await import('@aws-sdk/client-sqs');
+  const { handler: deliveryWorker } = await import('../functions/deliveryWorker.ts');
+  const { pollOnce } = await import('../scripts/local/queuePoller.ts');
+  const { seedStatusRecords } = await import('../tests/support/seedStatus.ts');
+  const { sendRecords } = await import('../lib/queue/sendRecords.ts');
+  const { validateSalesRegistrations } = await import('../lib/validation/salesRegistration.ts');
+  const { getStatusRecord } = await import('../lib/store/statusRecords.ts');
+  const { startSapSandbox } = await import('../sandbox/sapSandbox.ts');
+
+  const sap = await startSapSandbox();
+  process.env.ERP_BASE_URL = sap.url;
+  process.env.ERP_SERVICE_PATH = sap.servicePath;
+  process.env.ERP_USERNAME = sap.username;
+  process.env.ERP_PASSWORD = sap.password;
+  const queueUrl = process.env.SALES_REGISTRATION_QUEUE_URL as string;
+  const sqs = new SQSClient({
+    ...localClientConfig(process.env.AWS_ENDPOINT_URL_SQS as string),
+    useQueueUrlAsEndpoint: false,
+  });
+
+  let serial = 0;
+  const tag = Date.now().toString(36).toUpperCase();
+  const seed = async (n: number): Promise<string[]> => {
+    const input = Array.from({ length: n }, () =>
+      salesRegistrationInput({
+        FrameNum: `WC${tag}${(serial++).toString(36).toUpperCase().padStart(6, '0')}`,
+      }),
+    );
+    const validated = validateSalesRegistrations(input);
+    if (!validated.ok) throw new Error(`seed records invalid: ${JSON.stringify(validated.problems)}`);
+    const at = new Date().toISOString();
+    const statuses = validated.value.map((record) => ({
+      id: randomUUID().replaceAll('-', ''),
+      kind: 'salesRegistration' as const,
+      status: 'accepted' as const,
+      attempts: 0,
+      acceptedAt: at,
+      updatedAt: at,
+      owner: 'example-dealer',
+      requestId: randomUUID(),
+      record,
+      openKind: 'salesRegistration' as const,
+      dueAt: at,
+    }));
+    await seedStatusRecords(statuses);
+    const failed = await sendRecords(
+      queueUrl,
+      statuses.map(({ id, kind, requestId, record }) => ({ id, kind, requestId, record })),
+    );
+    if (failed.length > 0) throw new Error(`seeding: ${failed.length} messages not queued`);
+    return statuses.map((s) => s.id);
+  };
+
+  const simulate = async (latencyMs: number, records: number, pollers: number): Promise<SimulationRun> => {
+    const ids = await seed(records);
+    if (latencyMs > 0) sap.inject(...Array.from({ length: records }, () => ({ delayMs: latencyMs })));
+    let delivered = 0;
+    let batches = 0;
+    let received = 0;
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    const poller = async () => {
+      let idle = 0;
+      while (delivered < records) {
+        const result = await pollOnce({
+          sqs,
+          queueUrl,
+          handler: deliveryWorker,
+          batchSize: DEPLOYED.batchSize,
+        });
+        if (result.failed > 0) throw new Error(`worker reported ${result.failed} failures`);
+        if (result.received === 0) {
+          if (++idle > 200) throw new Error(`queue empty after ${delivered}/${records}`);
+          continue;
+        }
+        batches++;
+        received += result.received;
+        delivered += result.deleted;
+      }
+    };
+    await Promise.all(Array.from({ length: pollers }, poller));
+    const seconds = (performance.now() - started) / 1000;
+    const used = process.cpuUsage(cpu);
+    for (const id of [ids[0], ids[ids.length - 1]]) {
+      const status = await getStatusRecord(id);
+      if (status?.status !== 'delivered') throw new Error(`record ${id} is ${status?.status}`);
+    }
+    return {
+      latencyMs,
+      records: delivered,
+      pollers,
+      seconds,
+      perSecond: delivered / seconds,
+      meanBatch: received / batches,
+      cpuUsPerDelivery: (used.user + used.system) / delivered,
+    };
+  };
+
+  const pollers = DEPLOYED.maximumConcurrency;
+  await simulate(0, 100, pollers); // warm-up: connections, CSRF token, JIT
+  const calibration = await simulate(0, 400, pollers);
+  const latencies = (process.env.BENCH_CAPACITY_LATENCIES ?? '300,1000').split(',').map(Number);
+  const runs: SimulationRun[] = [];
+  for (const latencyMs of latencies) {
+    // About ten seconds of work per latency at the predicted rate, at least 200 records, in whole batches.
+    const expected = recordsPerSecond(
+      latencyMs + 1000 / (calibration.perSecond / (pollers * DEPLOYED.batchSize)),
+    );
+    const records = Math.max(200, Math.round((expected * 10) / 20) * 20);
+    runs.push(await simulate(latencyMs, records, pollers));
+  }
+  sqs.destroy();
+  await sap.stop();
+  return { calibration, runs };
+};
+
+export const measureCapacity = async (): Promise<CapacityResult> => {
+  const aws = await startLocalAws();
+  try {
+    return await runNodeJson<CapacityResult>([`${benchDir}/capacity.ts`, '--child'], {
+      ...awsFreeEnv(),
+      ...quietPowertools,
+      ...aws.info.env,
+      AWS_ENDPOINT_URL_SQS: aws.info.sqs,
+      AWS_ENDPOINT_URL_DYNAMODB: aws.info.dynamodb,
+      AWS_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+    });
+  } finally {
+    await aws.stop();
+  }
+};
+
+const thousands = (value: number) => Math.round(value).toLocaleString('en-GB');
+
+export interface CapacityReport {
+  paper: string;
+  simulation: string;
+  notes: string[];
+  ratios: number[];
+}
+
+/** The paper table for each downstream at the given latencies, and the simulation beside its prediction. */
+export const capacityReport = (result: CapacityResult, latencies = [300, 1000]): CapacityReport => {
+  const rows: string[][] = [];
+  for (const downstream of ['SAP (erpDelivery)', 'Salesforce (crmDelivery)']) {
+    for (const latency of latencies) {
+      const perSecond = recordsPerSecond(awsCycleMs(latency));
+      rows.push([
+        downstream,
+        `${latency} ms`,
+        `${DEPLOYED.maximumConcurrency} × ${DEPLOYED.batchSize} = ${DEPLOYED.maximumConcurrency * DEPLOYED.batchSize}`,
+        `${awsCycleMs(latency)} ms`,
+        `${perSecond.toFixed(1)}/s`,
+        thousands(perSecond * 3600),
+        thousands(perSecond * 86_400),
+        thousands(perSecond * 86_400 * 10),
+      ]);
+    }
+  }
+  const paper = markdownTable(
+    [
+      'downstream',
+      'latency per call',
+      'calls at once (maximumConcurrency × batchSize)',
+      'batch cycle',
+      'records/s',
+      'records/hour',
+      'records/day',
+      'records/day at maximumConcurrency 20',
+    ],
+    rows,
+  );
+  const cycle0 = (1000 * DEPLOYED.maximumConcurrency * DEPLOYED.batchSize) / result.calibration.perSecond;
+  const ratios: number[] = [];
+  const simulation = markdownTable(
+    [
+      'injected SAP latency',
+      'records',
+      'predicted',
+      'measured',
+      'measured / predicted',
+      'mean batch',
+      'worker CPU per delivery',
+    ],
+    [result.calibration, ...result.runs].map((run) => {
+      const predicted = recordsPerSecond(cycle0 + run.latencyMs);
+      const r = run.perSecond / predicted;
+      if (run !== result.calibration) ratios.push(r);
+      return [
+        `${run.latencyMs} ms${run === result.calibration ? ' (calibration: the local cycle)' : ''}`,
+        String(run.records),
+        run === result.calibration ? '—' : `${predicted.toFixed(1)}/s`,
+        `${run.perSecond.toFixed(1)}/s`,
+        run === result.calibration ? '—' : `${r.toFixed(2)}`,
+        run.meanBatch.toFixed(1),
+        `${Math.round(run.cpuUsPerDelivery)} µs`,
+      ];
+    }),
+  );
+  const notes = [
+    `Paper: batch cycle = the event source's receive and delete (${SQS_AROUND_BATCH_MS} ms together, stated) + claim and outcome UpdateItems (${ALLOWANCE.dynamoMs} ms each, stated) + the downstream's latency; ` +
+      'the 10 records of a batch run at once (Powertools BatchProcessor, processInParallel true by default), so a batch costs one latency, not ten. ' +
+      'First attempts only: a transient failure comes back after 30 s × 2^(attempt-1) and takes a place in a later batch.',
+    `Simulation: ${DEPLOYED.maximumConcurrency} pollers at once (maximumConcurrency), pollOnce with batch ${DEPLOYED.batchSize}, the real worker handler, fauxqs + dynalite in their own process, the SAP sandbox (every POST delayed by inject({ delayMs })). ` +
+      `Prediction = ${DEPLOYED.maximumConcurrency} × ${DEPLOYED.batchSize} / (local cycle ${cycle0.toFixed(0)} ms, measured at 0 ms latency, + latency).`,
+    'Ten times the default: maximumConcurrency 2 → 20 (ERP_MAX_CONCURRENCY / CRM_MAX_CONCURRENCY at deploy) puts 200 calls at once on the downstream; ' +
+      'batchSize 10 → 100 does the same within 2 invocations (one invocation then holds 100 calls; the 60 s worker timeout still covers a 300 ms call). ' +
+      "Either is 10 × the load on SAP / Salesforce: agree it with their owners first. The account's Lambda concurrency (1,000 by default) is not the limit.",
+  ];
+  return { paper, simulation, notes, ratios };
+};
+
+if (import.meta.main) {
+  if (process.argv[2] === '--child') process.stdout.write(`${JSON.stringify(await child())}\n`);
+  else {
+    const result = await measureCapacity();
+    const report = capacityReport(result);
+    console.log([report.paper, '', report.simulation, '', ...report.notes].join('\n'));
+  }
+}
