@@ -111,8 +111,12 @@ describe('packaged CloudFormation template', () => {
       'sqs:ReceiveMessage',
     ]);
     expect(ref(workerSqs.Resource)).toBe(ref([{ 'Fn::GetAtt': ['CaseQueue', 'Arn'] }]));
-    expect(actionsOn(byFunction.RecordStatusLambdaFunction, 'dynamodb:').flatMap((s) => s.Action)).toEqual([
-      'dynamodb:GetItem',
+    // Status look-ups: a record by id, and the caller's records by frame number through the `frame` index only.
+    const statusDynamo = actionsOn(byFunction.RecordStatusLambdaFunction, 'dynamodb:');
+    const frameIndex = ['${RecordsTable', 'Arn}/index/frame'].join('.');
+    expect(statusDynamo.map((s) => [s.Action, ref(s.Resource)])).toEqual([
+      [['dynamodb:GetItem'], ref([{ 'Fn::GetAtt': ['RecordsTable', 'Arn'] }])],
+      [['dynamodb:Query'], ref([{ 'Fn::Sub': frameIndex }])],
     ]);
     expect(actionsOn(byFunction.OpenApiLambdaFunction, 'dynamodb:')).toEqual([]);
   });
