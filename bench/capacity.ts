@@ -55,8 +55,20 @@ export const recordsPerSecond = (
   batch: number = DEPLOYED.batchSize,
 ) => (concurrency * batch) / (cycleMs / 1000);
 
-/** The batch cycle on AWS (paper): receive, claim, downstream, outcome, delete. */
-export const awsCycleMs = (latencyMs: number) => SQS_AROUND_BATCH_MS + 2 * ALLOWANCE.dynamoMs + latencyMs;
+/**
+ * The batch cycle on AWS (paper): receive, claim, downstream, outcome, delete, and the CPU of the batch's
+ * deliveries (measured on a full core) at the worker's share of a vCPU (memory / 1,769 MB).
+ */
+export const awsCycleMs = (
+  latencyMs: number,
+  cpuUsPerDelivery: number,
+  memoryMb: number,
+  batch: number = DEPLOYED.batchSize,
+) =>
+  SQS_AROUND_BATCH_MS +
+  2 * ALLOWANCE.dynamoMs +
+  latencyMs +
+  ((batch * cpuUsPerDelivery) / 1000) * Math.max(1, ALLOWANCE.fullCpuMb / memoryMb);
 
 const child = async (): Promise<CapacityResult> => {
   const { SQSClient } = await import('@aws-sdk/client-sqs');
@@ -167,7 +179,7 @@ const child = async (): Promise<CapacityResult> => {
     const expected = recordsPerSecond(
       latencyMs + 1000 / (calibration.perSecond / (pollers * DEPLOYED.batchSize)),
     );
-    const records = Math.max(200, Math.round((expected * 10) / 20) * 20);
+    const records = Math.min(500, Math.max(200, Math.round((expected * 10) / 20) * 20));
     runs.push(await simulate(latencyMs, records, pollers));
   }
   sqs.destroy();
@@ -203,16 +215,22 @@ export interface CapacityReport {
 }
 
 /** The paper table for each downstream at the given latencies, and the simulation beside its prediction. */
-export const capacityReport = (result: CapacityResult, latencies = [300, 1000]): CapacityReport => {
+export const capacityReport = (
+  result: CapacityResult,
+  memoryMb: number,
+  latencies = [300, 1000],
+): CapacityReport => {
+  const cpuUs = result.calibration.cpuUsPerDelivery;
+  const cycle = (latency: number) => Math.round(awsCycleMs(latency, cpuUs, memoryMb));
   const rows: string[][] = [];
   for (const downstream of ['SAP (erpDelivery)', 'Salesforce (crmDelivery)']) {
     for (const latency of latencies) {
-      const perSecond = recordsPerSecond(awsCycleMs(latency));
+      const perSecond = recordsPerSecond(cycle(latency));
       rows.push([
         downstream,
         `${latency} ms`,
         `${DEPLOYED.maximumConcurrency} × ${DEPLOYED.batchSize} = ${DEPLOYED.maximumConcurrency * DEPLOYED.batchSize}`,
-        `${awsCycleMs(latency)} ms`,
+        `${cycle(latency)} ms`,
         `${perSecond.toFixed(1)}/s`,
         thousands(perSecond * 3600),
         thousands(perSecond * 86_400),
@@ -261,14 +279,16 @@ export const capacityReport = (result: CapacityResult, latencies = [300, 1000]):
     }),
   );
   const notes = [
-    `Paper: batch cycle = the event source's receive and delete (${SQS_AROUND_BATCH_MS} ms together, stated) + claim and outcome UpdateItems (${ALLOWANCE.dynamoMs} ms each, stated) + the downstream's latency; ` +
+    `Paper: batch cycle = the event source's receive and delete (${SQS_AROUND_BATCH_MS} ms together, stated) + claim and outcome UpdateItems (${ALLOWANCE.dynamoMs} ms each, stated) + the downstream's latency + ` +
+      `the CPU of 10 deliveries (${Math.round(cpuUs)} µs each on a full core, measured below at 0 ms; an upper bound, as it includes the poller's own SQS client) at ${memoryMb} MB, that is ${(ALLOWANCE.fullCpuMb / memoryMb).toFixed(2)} × slower; ` +
       'the 10 records of a batch run at once (Powertools BatchProcessor, processInParallel true by default), so a batch costs one latency, not ten. ' +
       'First attempts only: a transient failure comes back after 30 s × 2^(attempt-1) and takes a place in a later batch.',
     `Simulation: ${DEPLOYED.maximumConcurrency} pollers at once (maximumConcurrency), pollOnce with batch ${DEPLOYED.batchSize}, the real worker handler, fauxqs + dynalite in their own process, the SAP sandbox (every POST delayed by inject({ delayMs })). ` +
       `Prediction = ${DEPLOYED.maximumConcurrency} × ${DEPLOYED.batchSize} / (local cycle ${cycle0.toFixed(0)} ms, measured at 0 ms latency, + latency).`,
-    'Ten times the default: maximumConcurrency 2 → 20 (ERP_MAX_CONCURRENCY / CRM_MAX_CONCURRENCY at deploy) puts 200 calls at once on the downstream; ' +
-      'batchSize 10 → 100 does the same within 2 invocations (one invocation then holds 100 calls; the 60 s worker timeout still covers a 300 ms call). ' +
-      "Either is 10 × the load on SAP / Salesforce: agree it with their owners first. The account's Lambda concurrency (1,000 by default) is not the limit.",
+    `Ten times the default: maximumConcurrency 2 → 20 (ERP_MAX_CONCURRENCY / CRM_MAX_CONCURRENCY at deploy): 20 invocations, each with its own CPU, so the cycle stays and the rate is ten times (last column), with 200 calls at once on the downstream. ` +
+      `batchSize 10 → 100 is not the same: one invocation's CPU grows tenfold (cycle ${cycle(300)} → ${Math.round(awsCycleMs(300, cpuUs, memoryMb, 100))} ms at 300 ms latency), ` +
+      `so it gives ${(recordsPerSecond(awsCycleMs(300, cpuUs, memoryMb, 100), 2, 100) / recordsPerSecond(cycle(300))).toFixed(1)} times. ` +
+      "Either way it is ten times the load on SAP / Salesforce: agree it with their owners first. The account's Lambda concurrency (1,000 by default) is not the limit.",
   ];
   return { paper, simulation, notes, ratios };
 };
@@ -277,7 +297,7 @@ if (import.meta.main) {
   if (process.argv[2] === '--child') process.stdout.write(`${JSON.stringify(await child())}\n`);
   else {
     const result = await measureCapacity();
-    const report = capacityReport(result);
+    const report = capacityReport(result, 512);
     console.log([report.paper, '', report.simulation, '', ...report.notes].join('\n'));
   }
 }

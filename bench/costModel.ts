@@ -263,19 +263,22 @@ export const scenariosFrom = (rows: IntakeRow[], measured: Measured): Scenario[]
   const calls = (counts: CallCounts, op: string) => counts[op] ?? { calls: 0, bytes: 0 };
   const from = (name: string, kind: 'sales' | 'case', logKey: Scenario['logKey']): Scenario => {
     const r = row(name);
-    const send = calls(r.oursCalls, 'SendMessageBatch');
+    const send = calls(r.oursCalls, 'SQS.SendMessageBatch');
     return {
       name,
       kind,
       records: r.records,
       cpuUs: r.oursCpuUs,
-      puts: calls(r.oursCalls, 'PutItem').calls,
+      puts: calls(r.oursCalls, 'DynamoDB.PutItem').calls,
+      // (a check: the intake benchmark counted the calls this model prices)
       sends: send.calls,
       sendBytes: send.calls ? send.bytes / send.calls : 0,
       logKey,
     };
   };
   const one = from('sales 1 record (JSON)', 'sales', 'sales1');
+  if (one.puts === 0 || one.sends === 0)
+    throw new Error('intake rows carry no PutItem / SendMessageBatch counts');
   const many = from('sales 500 records (JSON)', 'sales', 'sales500');
   const perRecordUs = (many.cpuUs - one.cpuUs) / 499;
   const ten: Scenario = {

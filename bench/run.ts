@@ -5,15 +5,20 @@
  *
  *   node bench/run.ts [--samples 11] [--records 500] [--no-log-cost] [--local-concurrency 2,4,8] [--local-rounds 2]
  *   node bench/run.ts local [--local-concurrency …] [--local-rounds …]   # the local stack (npm start) only
+ *   node bench/run.ts cost       # the AWS cost per million records (bench/costModel.ts; measures intake first)
+ *   node bench/run.ts capacity   # delivery capacity on paper and by simulation (bench/capacity.ts)
  *
- * Progress goes to stderr, the tables to stdout. Only a whole run writes bench/RESULTS.md.
+ * Progress goes to stderr, the tables to stdout. A whole run writes bench/RESULTS.md; `cost` and `capacity` alone
+ * replace only their own section of it.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stop as stopEsbuild } from 'esbuild';
+import { type CapacityResult, capacityReport, measureCapacity } from './capacity.ts';
 import { measureColdStart } from './coldStart.ts';
+import { ALLOWANCE, costReport, deployedMemory, type Measured, measureCostInputs } from './costModel.ts';
 import type { CallCounts } from './instantAws.ts';
 import { measureIntakeCost } from './intakeCost.ts';
 import { defaultLocalStackSettings, measureLocalStack } from './localStack.ts';
@@ -47,8 +52,12 @@ const { values: args, positionals } = parseArgs({
 });
 const samples = Number(args.samples);
 const records = Number(args.records);
-if (positionals.some((p) => p !== 'local')) throw new Error(`unknown argument: ${positionals.join(' ')}`);
+const parts = ['local', 'cost', 'capacity'];
+if (positionals.some((p) => !parts.includes(p)) || positionals.length > 1)
+  throw new Error(`unknown argument: ${positionals.join(' ')} (one of ${parts.join(', ')}, or none)`);
 const localOnly = positionals.includes('local');
+const costOnly = positionals.includes('cost');
+const capacityOnly = positionals.includes('capacity');
 const localSettings = {
   ...defaultLocalStackSettings,
   concurrencies: args['local-concurrency'].split(',').map(Number),
@@ -111,6 +120,83 @@ if (localOnly) {
   process.exit(0);
 }
 
+// ---- cost and capacity (bench/costModel.ts, bench/capacity.ts) ------------------------------------------------
+
+const costSection = (
+  intakeRows: Awaited<ReturnType<typeof measureIntakeCost>>['rows'],
+  inputs: Measured,
+  workerCpuUs: number,
+  measuredWorker: boolean,
+  memory: Awaited<ReturnType<typeof deployedMemory>>,
+) => {
+  const report = costReport(intakeRows, inputs, { memory, workerCpuUs });
+  return {
+    report,
+    text: [
+      `AWS cost per million records (${measuredWorker ? 'worker CPU measured in this run' : 'worker CPU from bench/RESULTS.md'}):`,
+      '',
+      report.tables,
+      '',
+      `Biggest item for 1-record sales requests: ${report.biggest.item}, ${(report.biggest.share * 100).toFixed(0)} % of the total.`,
+    ].join('\n'),
+  };
+};
+
+const capacitySection = (result: CapacityResult, memoryMb: number) => {
+  const report = capacityReport(result, memoryMb);
+  return {
+    report,
+    text: [
+      'Delivery capacity (default settings: maximumConcurrency 2, batchSize 10), on paper:',
+      '',
+      report.paper,
+      '',
+      'Checked by simulation (the real worker handler against the SAP sandbox with injected latency):',
+      '',
+      report.simulation,
+      '',
+      ...report.notes,
+    ].join('\n'),
+  };
+};
+
+/** Replaces (or adds) one marked section of bench/RESULTS.md, leaving the rest as the last whole run wrote it. */
+const writeSection = async (name: string, title: string, body: string) => {
+  const path = join(benchDir, 'RESULTS.md');
+  const current = await readFile(path, 'utf8').catch(() => '# Benchmark results\n');
+  const block = `<!-- ${name}:start -->\n## ${title}\n\n${body}\n<!-- ${name}:end -->`;
+  const marked = new RegExp(`<!-- ${name}:start -->[\\s\\S]*?<!-- ${name}:end -->`);
+  const next = marked.test(current) ? current.replace(marked, block) : `${current.trimEnd()}\n\n${block}\n`;
+  await writeFile(path, next);
+};
+
+const partFooter = (seconds: number) =>
+  `${new Date().toISOString().slice(0, 10)}; ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}; took ${seconds.toFixed(0)} s; ` +
+  `load average (1, 5, 15 min) before ${loadBefore.map((l) => l.toFixed(2)).join(', ')}, after ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ')}.`;
+
+if (costOnly) {
+  progress('cost: warm intake cost (bench/intakeCost.ts), record sizes and log bytes…');
+  const { rows } = await measureIntakeCost({ logging: [] });
+  const [inputs, memory] = await Promise.all([measureCostInputs(), deployedMemory()]);
+  const { text } = costSection(rows, inputs, ALLOWANCE.workerCpuUsPerDelivery, false, memory);
+  const footer = `Written by \`npm run bench -- cost\` on ${partFooter((performance.now() - started) / 1000)}`;
+  console.log(`${text}\n\n${footer}`);
+  await writeSection('cost', 'AWS cost per million records', `${text}\n\n${footer}`);
+  progress('wrote the cost section of bench/RESULTS.md');
+  process.exit(0);
+}
+if (capacityOnly) {
+  progress('capacity: 2 pollers driving the worker against the SAP sandbox with injected latency…');
+  const { text } = capacitySection(await measureCapacity(), (await deployedMemory()).erpDelivery);
+  const footer = `Written by \`npm run bench -- capacity\` on ${partFooter((performance.now() - started) / 1000)}`;
+  console.log(`${text}\n\n${footer}`);
+  await writeSection('capacity', 'Delivery capacity', `${text}\n\n${footer}`);
+  progress('wrote the capacity section of bench/RESULTS.md');
+  process.exit(0);
+}
+
 const cold = await phase('cold start', `cold start: bundling, ${samples} fresh processes per bundle…`, () =>
   measureColdStart(samples),
 );
@@ -125,6 +211,16 @@ const worker = await phase(
   `worker throughput: ${records} records per side, fauxqs + dynalite + instant SAP…`,
   () => measureWorkerThroughput(records),
 );
+const capacity = await phase(
+  'capacity',
+  'capacity: 2 pollers, the worker, the SAP sandbox with injected latency…',
+  () => measureCapacity(),
+);
+const costInputs = await phase('cost', 'cost: record sizes and log bytes at the deployed level…', () =>
+  measureCostInputs(),
+);
+const cost = costSection(intake, costInputs, worker.ours.cpuUsPerDelivery, true, await deployedMemory());
+const capacityText = capacitySection(capacity, (await deployedMemory()).erpDelivery).text;
 const local = await phase(
   'local stack',
   `local stack: npm start (cold burst, steady intake) and serverless-offline's ceiling, LOCAL_LAMBDA_CONCURRENCY ${localSettings.concurrencies.join(', ')}…`,
@@ -310,6 +406,10 @@ const console_ = [
   ...localReport.notes,
   ...(notes.length ? ['', ...notes] : []),
   '',
+  cost.text,
+  '',
+  capacityText,
+  '',
   missed.length ? `Targets missed: ${missed.length} (see bench/FINDINGS.md)` : 'All targets met.',
   `Machine: ${machine}. Took ${seconds.toFixed(0)} s.`,
   othersLine,
@@ -391,6 +491,18 @@ ${localReport.notes.map((n) => `- ${n}`).join('\n')}
 
 ${intakeWall}
 ${notes.length ? `\n## Notes\n\n${notes.map((n) => `- ${n}`).join('\n')}\n` : ''}
+<!-- cost:start -->
+## AWS cost per million records
+
+${cost.text}
+<!-- cost:end -->
+
+<!-- capacity:start -->
+## Delivery capacity
+
+${capacityText}
+<!-- capacity:end -->
+
 ## Reproduce
 
 \`\`\`sh
