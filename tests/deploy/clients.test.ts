@@ -233,10 +233,12 @@ describe('browser forms enabled: the packaged template of a project copy', () =>
   let copy: string;
 
   beforeAll(async () => {
-    // The copy packages the bundles already built (under the lock, so nobody rebuilds them meanwhile).
+    // The copy packages as the project does: packaging bundles every function first (deploy/bundlePlugin.cjs), so
+    // the copy holds what bundling reads (under the lock, so nobody rebuilds the project's bundles meanwhile).
     enabled = await withPackageLock(async () => {
       copy = await mkdtemp(join(tmpdir(), 'dealer-gateway-forms-package-'));
-      for (const entry of ['serverless.yml', 'package.json', 'deploy', 'config', '.esbuild']) {
+      const sources = ['functions', 'lib', 'schemas', 'scripts', 'sandbox', 'openapi.json', 'tsconfig.json'];
+      for (const entry of ['serverless.yml', 'package.json', 'deploy', 'config', '.esbuild', ...sources]) {
         await cp(join(projectRoot, entry), join(copy, entry), {
           recursive: true,
           filter: (source) => !source.includes('/.esbuild/') || source.endsWith('.zip'),
