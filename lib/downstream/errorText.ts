@@ -35,6 +35,23 @@ export type PersonalValueKind = 'name' | 'email' | 'phone' | 'date' | 'text';
  */
 export type PersonalValue = string | { readonly kind: PersonalValueKind; readonly value: string };
 
+/**
+ * A record's personal values with their kinds, from a field → kind table (each adapter's PERSONAL_FIELDS): what
+ * {@link safeErrorText} blanks out of the downstream's error texts. Fields that are absent or not text are skipped.
+ *
+ * @example
+ * personalValuesOf({ firstName: 'Ana', email: 'ana@example.com' }, { firstName: 'name', email: 'email' });
+ * // [{ kind: 'name', value: 'Ana' }, { kind: 'email', value: 'ana@example.com' }]
+ */
+export const personalValuesOf = <R extends object>(
+  record: R,
+  fields: Partial<Record<keyof R, PersonalValueKind>>,
+): PersonalValue[] =>
+  Object.entries(fields).flatMap(([field, kind]) => {
+    const value = record[field as keyof R];
+    return typeof value === 'string' && kind ? [{ kind: kind as PersonalValueKind, value }] : [];
+  });
+
 /** Characters that end an e-mail-like token: an address is redacted whole, whoever it belongs to. */
 const TOKEN_END = String.raw`\s<>()"',;:[\]{}`;
 

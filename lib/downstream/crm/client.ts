@@ -1,5 +1,5 @@
 import type { CaseRecord } from '../../types.ts';
-import { describeFetchError, type PersonalValue } from '../errorText.ts';
+import { describeFetchError, personalValuesOf } from '../errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
 import {
   DEFAULT_CASE_EXTERNAL_ID_FIELD,
@@ -13,13 +13,6 @@ import { DEFAULT_CASE_MAPPING } from './mappingFile.ts';
 import { classifyCrmAnswer, isInvalidSession } from './response.ts';
 import { requestAccessToken } from './token.ts';
 import type { AccessToken, CrmClient, CrmConfig, PatchAnswer, TokenResult } from './types.ts';
-
-/** The case's personal values with their kinds, for {@link classifyCrmAnswer} to blank out of error texts. */
-const personalValuesOf = (record: CaseRecord): PersonalValue[] =>
-  Object.entries(PERSONAL_FIELDS).flatMap(([field, kind]) => {
-    const value = record[field as keyof typeof PERSONAL_FIELDS];
-    return typeof value === 'string' ? [{ kind, value }] : [];
-  });
 
 /**
  * Creates the Salesforce adapter for cases (CONTRACT section 3, CRM). Create it once per process: it caches
@@ -124,7 +117,7 @@ export function createCrmClient(config: CrmConfig): CrmClient {
 
       switch (answer.kind) {
         case 'answered':
-          return classifyCrmAnswer(answer.status, answer.text, personalValuesOf(caseRecord));
+          return classifyCrmAnswer(answer.status, answer.text, personalValuesOf(caseRecord, PERSONAL_FIELDS));
         case 'timedOut':
           // Salesforce may have processed it; the status record counts it as an attempt.
           return { kind: 'transient', error: answer.error, reachedDownstream: true };

@@ -1,5 +1,5 @@
 import type { SalesRegistration } from '../../types.ts';
-import { describeFetchError, type PersonalValue } from '../errorText.ts';
+import { describeFetchError, personalValuesOf } from '../errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
 import { DEFAULT_ERP_TIMEOUT_MS, PERSONAL_FIELDS } from './constants.ts';
 import { cookieHeader, storeCookies } from './cookies.ts';
@@ -7,12 +7,6 @@ import { fetchCsrfSession } from './csrf.ts';
 import { basicAuthorization, erpEndpoints } from './endpoints.ts';
 import { classifyErpAnswer, isCsrfRequired, isOwnRepeat } from './response.ts';
 import type { CsrfResult, CsrfSession, ErpClient, ErpConfig, PostAnswer } from './types.ts';
-
-const personalValuesOf = (record: SalesRegistration): PersonalValue[] =>
-  Object.entries(PERSONAL_FIELDS).flatMap(([field, kind]) => {
-    const value = record[field as keyof typeof PERSONAL_FIELDS];
-    return typeof value === 'string' ? [{ kind, value }] : [];
-  });
 
 /**
  * Creates the SAP Gateway adapter for sales registrations (CONTRACT section 3, ERP). Create it once per
@@ -113,7 +107,7 @@ export function createErpClient(config: ErpConfig): ErpClient {
           if (isOwnRepeat(answer.status, answer.text, registrationId)) {
             return { kind: 'delivered', reachedDownstream: true };
           }
-          return classifyErpAnswer(answer.status, answer.text, personalValuesOf(record));
+          return classifyErpAnswer(answer.status, answer.text, personalValuesOf(record, PERSONAL_FIELDS));
         case 'timedOut':
           // The ERP may have processed it; the status record counts it as an attempt.
           return { kind: 'transient', error: answer.error, reachedDownstream: true };
