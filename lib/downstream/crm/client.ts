@@ -1,4 +1,3 @@
-import type { CaseRecord } from '../../types.ts';
 import { describeFetchError, personalValuesOf } from '../errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
 import {

@@ -1,4 +1,3 @@
-import type { SalesRegistration } from '../../types.ts';
 import { describeFetchError, personalValuesOf } from '../errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
 import { DEFAULT_ERP_TIMEOUT_MS, PERSONAL_FIELDS } from './constants.ts';
