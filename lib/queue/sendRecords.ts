@@ -1,4 +1,4 @@
-import type { SendMessageBatchCommandOutput, SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import type { SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../aws/clients.ts';
 import { SendMessageBatchCommand } from '../aws/jsonProtocol/sqs.ts';
 import type { QueuedRecord } from '../types.ts';
