@@ -18,7 +18,14 @@ import { parseArgs } from 'node:util';
 import { stop as stopEsbuild } from 'esbuild';
 import { type CapacityResult, capacityReport, measureCapacity } from './capacity.ts';
 import { measureColdStart } from './coldStart.ts';
-import { ALLOWANCE, costReport, deployedMemory, type Measured, measureCostInputs } from './costModel.ts';
+import {
+  ALLOWANCE,
+  costReport,
+  deployedFrameIndex,
+  deployedMemory,
+  type Measured,
+  measureCostInputs,
+} from './costModel.ts';
 import type { CallCounts } from './instantAws.ts';
 import { measureIntakeCost } from './intakeCost.ts';
 import { defaultLocalStackSettings, measureLocalStack } from './localStack.ts';
@@ -128,8 +135,9 @@ const costSection = (
   workerCpuUs: number,
   measuredWorker: boolean,
   memory: Awaited<ReturnType<typeof deployedMemory>>,
+  frameIndex: boolean,
 ) => {
-  const report = costReport(intakeRows, inputs, { memory, workerCpuUs });
+  const report = costReport(intakeRows, inputs, { memory, workerCpuUs, frameIndex });
   return {
     report,
     text: [
@@ -180,7 +188,14 @@ if (costOnly) {
   progress('cost: warm intake cost (bench/intakeCost.ts), record sizes and log bytes…');
   const { rows } = await measureIntakeCost({ logging: [] });
   const [inputs, memory] = await Promise.all([measureCostInputs(), deployedMemory()]);
-  const { text } = costSection(rows, inputs, ALLOWANCE.workerCpuUsPerDelivery, false, memory);
+  const { text } = costSection(
+    rows,
+    inputs,
+    ALLOWANCE.workerCpuUsPerDelivery,
+    false,
+    memory,
+    await deployedFrameIndex(),
+  );
   const footer = `Written by \`npm run bench -- cost\` on ${partFooter((performance.now() - started) / 1000)}`;
   console.log(`${text}\n\n${footer}`);
   await writeSection('cost', 'AWS cost per million records', `${text}\n\n${footer}`);
@@ -219,7 +234,14 @@ const capacity = await phase(
 const costInputs = await phase('cost', 'cost: record sizes and log bytes at the deployed level…', () =>
   measureCostInputs(),
 );
-const cost = costSection(intake, costInputs, worker.ours.cpuUsPerDelivery, true, await deployedMemory());
+const cost = costSection(
+  intake,
+  costInputs,
+  worker.ours.cpuUsPerDelivery,
+  true,
+  await deployedMemory(),
+  await deployedFrameIndex(),
+);
 const capacityText = capacitySection(capacity, (await deployedMemory()).erpDelivery).text;
 const local = await phase(
   'local stack',
