@@ -558,8 +558,6 @@ const startTrivial = async (concurrency: number, extraEnv: Record<string, string
       '--import',
       preload('orphanGuard.ts'),
       '--import',
-      preload('jsonClientsPreload.ts'),
-      '--import',
       preload('warmPool.ts'),
       oslsScript,
       'offline',
