@@ -7,12 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
-import {
-  BatchGetItemCommand,
-  BatchWriteItemCommand,
-  DynamoDBClient,
-  PutItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
@@ -43,38 +38,27 @@ interface Status {
   record: object;
 }
 
-/** The calls acceptRecords makes for new records: 1 record → PutItem; more → BatchGetItem + BatchWriteItem. */
+/**
+ * The calls acceptRecords makes for new records: a conditional PutItem each (the one write that decides who creates
+ * a record, so that racing requests queue it once), 16 in flight, as lib/intake/acceptRecords.ts does.
+ */
 const store = async (statuses: Status[]): Promise<void> => {
   const table = process.env.RECORDS_TABLE as string;
   const item = (status: Status) => marshall({ pk: status.id, ...status }, { removeUndefinedValues: true });
-  if (statuses.length === 1) {
-    await dynamoClient().send(
-      new PutItemCommand({
-        TableName: table,
-        Item: item(statuses[0]),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return;
-  }
-  await Promise.all(
-    chunk(statuses, 100).map((keys) =>
-      dynamoClient().send(
-        new BatchGetItemCommand({
-          RequestItems: { [table]: { Keys: keys.map((status) => ({ pk: { S: status.id } })) } },
+  let next = 0;
+  const lane = async () => {
+    while (next < statuses.length) {
+      const status = statuses[next++];
+      await dynamoClient().send(
+        new PutItemCommand({
+          TableName: table,
+          Item: item(status),
+          ConditionExpression: 'attribute_not_exists(pk)',
         }),
-      ),
-    ),
-  );
-  await Promise.all(
-    chunk(statuses, 25).map((batch) =>
-      dynamoClient().send(
-        new BatchWriteItemCommand({
-          RequestItems: { [table]: batch.map((status) => ({ PutRequest: { Item: item(status) } })) },
-        }),
-      ),
-    ),
-  );
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(16, statuses.length) }, lane));
 };
 
 /** SendMessageBatch, 10 entries a call, 10 calls in flight (as lib/queue/sendRecords.ts). */

@@ -479,7 +479,8 @@ ${missed.length ? `**Targets missed: ${missed.length}.** Why, and what would cha
   Salesforce because sales registrations are the volume). Records are pre-accepted per block with lib functions
   (putStatusRecords, sendRecords): ${worker.records} per side in 4 alternating blocks after a warm-up. Baseline: a bare
   loop with the same SQS and DynamoDB clients: ReceiveMessage (10); per message, in parallel as the batch
-  processor does: POST (fetch), the same conditional status UpdateItem; then DeleteMessageBatch.
+  processor does: the same conditional claim (UpdateItem with a lease), POST (fetch), the same conditional
+  outcome UpdateItem; then DeleteMessageBatch.
 - **Local stack** (bench/localStack.ts): for each LOCAL_LAMBDA_CONCURRENCY of ${local.settings.concurrencies.join(', ')}${local.settings.rounds > 1 ? ` (${local.settings.rounds} rounds, interleaved)` : ''}, a fresh
   \`npm start\` as a person runs it (own temporary DATA_DIR, free PORT, built-in sandboxes, the caller's AWS and
   service settings removed). The moment it prints \`ready:\`, the cold burst: ${local.settings.burstRequests} distinct requests,

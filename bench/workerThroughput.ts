@@ -3,8 +3,9 @@
  * `pollOnce` (scripts/local/queuePoller.ts, batch 10) as Lambda's event source would, against the real local
  * queue and store (fauxqs, dynalite: bench/localAws.ts) and an instant SAP Gateway (bench/instantSap.ts), each
  * in its own process. Baseline: a bare loop making the calls the brief names with the same clients:
- * ReceiveMessage (10); per message, in parallel as the worker's batch processor does: POST to SAP (fetch) and
- * the status UpdateItem; then DeleteMessageBatch.
+ * ReceiveMessage (10); per message, in parallel as the worker's batch processor does: the claim (a conditional
+ * UpdateItem with a lease, which keeps two copies of a message from reaching SAP together), POST to SAP (fetch)
+ * and the outcome UpdateItem; then DeleteMessageBatch.
  *
  * Records are pre-accepted for each block: status records and messages written with lib functions
  * (seedStatusRecords, sendRecords), so both sides deliver exactly the same kind of work.
@@ -144,6 +145,26 @@ const child = async (): Promise<WorkerResult> => {
 
   const deliverBare = async (body: string) => {
     const message = JSON.parse(body) as { id: string; record: object };
+    // The claim of lib/store/statusUpdates.ts before the downstream call (a conditional write with a lease), bare.
+    const now = new Date();
+    const lease = new Date(now.getTime() + 90_000).toISOString();
+    await dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: table,
+        Key: { pk: { S: message.id } },
+        UpdateExpression: 'SET leaseUntil = :lease, dueAt = :due',
+        ConditionExpression:
+          '#status = :accepted AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':lease': { S: lease },
+          ':due': { S: new Date(now.getTime() + 390_000).toISOString() },
+          ':now': { S: now.toISOString() },
+          ':accepted': { S: 'accepted' },
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
     const answer = await fetch(entitySet, {
       method: 'POST',
       headers: {
@@ -158,7 +179,7 @@ const child = async (): Promise<WorkerResult> => {
     const documentNumber = String(
       (JSON.parse(await answer.text()) as { d: { DocumentNumber: string } }).d.DocumentNumber,
     );
-    // The status write of lib/store/statusUpdates.ts for a delivery, as one bare UpdateItem.
+    // The outcome write of lib/store/statusUpdates.ts for a delivery, as one bare UpdateItem.
     await dynamoClient().send(
       new UpdateItemCommand({
         TableName: table,
