@@ -30,17 +30,33 @@ export const targets = [
       'tests/crm/crmClient.test.ts',
     ],
   },
-  { name: 'intake', mutate: ['lib/intake/acceptRecords.ts'], tests: ['tests/intake/**/*.test.ts'] },
-  { name: 'delivery', mutate: ['lib/delivery/deliverRecord.ts'], tests: ['tests/delivery/worker.test.ts'] },
+  {
+    name: 'intake',
+    mutate: [
+      'lib/intake/acceptRecords.ts',
+      'lib/intake/acceptContent.ts',
+      'lib/intake/idempotencyHold.ts',
+      'lib/intake/recordIds.ts',
+      'lib/intake/deadline.ts',
+      'lib/intake/inParallel.ts',
+      'lib/intake/errors.ts',
+    ],
+    tests: ['tests/intake/**/*.test.ts'],
+  },
+  {
+    name: 'delivery',
+    mutate: ['lib/delivery/deliverRecord.ts', 'lib/delivery/worker.ts', 'lib/store/statusUpdates.ts'],
+    tests: ['tests/delivery/**/*.test.ts', 'tests/store/statusUpdates.test.ts'],
+  },
   {
     name: 'reconciler',
-    mutate: ['lib/reconcile/**/*.ts'],
-    tests: ['tests/reconcile/**/*.test.ts', 'tests/**/reconcil*.test.ts'],
+    mutate: ['lib/reconcile/**/*.ts', 'lib/store/openRecords.ts'],
+    tests: ['tests/reconcile/**/*.test.ts', 'tests/store/openRecords.test.ts'],
   },
   {
     name: 'redrive',
     mutate: ['lib/redrive/**/*.ts'],
-    tests: ['tests/delivery/redrive.test.ts', 'tests/redrive/**/*.test.ts'],
+    tests: ['tests/delivery/redrive*.test.ts'],
   },
 ];
 

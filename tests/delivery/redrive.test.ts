@@ -100,7 +100,7 @@ describe('redrive', () => {
     });
     sqsApi.close();
     // Assess
-    expect(result.taskHandle).toBe('task-1');
+    expect(result).toEqual({ reopened: 1, taskHandle: 'task-1' });
     expect(calls).toEqual([
       {
         target: 'AmazonSQS.StartMessageMoveTask',

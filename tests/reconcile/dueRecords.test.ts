@@ -1,0 +1,272 @@
+/**
+ * Which records the reconciler queues again, at the edges: due at this very moment, a lease ending at this very
+ * moment, both kinds or the ones asked for, more records than one page of the `open` index, a record that a
+ * worker settles or retries between the reconciler's index read and its record read, and SQS refusing the sends.
+ * Every test starts from a table and queues of its own, with the clock given (`now`).
+ */
+import { randomBytes } from 'node:crypto';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
+import { getStatusRecord } from '../../lib/store/statusRecords.ts';
+import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
+import type { StatusRecord } from '../../lib/store/types.ts';
+import type { QueuedRecord, RecordKind } from '../../lib/types.ts';
+import { caseInput, salesRegistrationInput } from '../factories/records.ts';
+import { startFaultyProxy } from '../support/faultyProxy.ts';
+import { freshAws } from '../support/freshAws.ts';
+import { startHookedProxy } from '../support/hookedProxy.ts';
+import { isolatedAws } from '../support/isolatedAws.ts';
+import { seedStatusRecords } from '../support/seedStatus.ts';
+
+let aws: Awaited<ReturnType<typeof isolatedAws>>;
+let sqsProxy: Awaited<ReturnType<typeof startFaultyProxy>>;
+/** The service's DynamoDB calls pass this proxy: it records them, and runs a test's race at a chosen call. */
+let dynamo: Awaited<ReturnType<typeof startHookedProxy>>;
+
+/** Points the service at the proxies (isolatedAws points it at the emulators). */
+const throughProxies = () => {
+  process.env.AWS_ENDPOINT_URL_SQS = sqsProxy.endpoint;
+  process.env.AWS_ENDPOINT_URL_DYNAMODB = dynamo.endpoint;
+};
+
+beforeAll(async () => {
+  aws = await isolatedAws();
+  // The service's SQS calls pass a proxy that can refuse them; the tests read the queues directly.
+  sqsProxy = await startFaultyProxy(aws.sqsEndpoint, 'SendMessageBatch');
+  dynamo = await startHookedProxy(aws.dynamoEndpoint);
+  throughProxies();
+});
+
+afterAll(async () => {
+  await Promise.all([sqsProxy.stop(), dynamo.stop()]);
+});
+
+beforeEach(async () => {
+  // A table and queues of its own for every test: counts are this test's records only.
+  aws = await freshAws();
+  throughProxies();
+  sqsProxy.heal();
+  dynamo.reset();
+});
+
+/** A record as a request left it at 08:00, due at 08:05; `changes` make it something else. */
+const stored = (changes: Partial<StatusRecord> = {}): StatusRecord => {
+  const kind = changes.kind ?? 'caseRecord';
+  return {
+    id: randomBytes(16).toString('hex'),
+    kind,
+    status: 'accepted',
+    attempts: 0,
+    acceptedAt: '2026-11-22T08:00:00.000Z',
+    updatedAt: '2026-11-22T08:00:00.000Z',
+    requestId: 'r',
+    owner: kind === 'caseRecord' ? 'example-web-forms' : 'example-dealer',
+    record: (kind === 'caseRecord'
+      ? caseInput()
+      : salesRegistrationInput()) as unknown as StatusRecord['record'],
+    openKind: kind,
+    dueAt: '2026-11-22T08:05:00.000Z',
+    ...changes,
+  };
+};
+const at = (iso: string) => new Date(iso);
+const queueOf = (kind: RecordKind) =>
+  kind === 'caseRecord'
+    ? aws.resources.queues.CaseQueue.url
+    : aws.resources.queues.SalesRegistrationQueue.url;
+/** The ids of the messages on a kind's queue (left there: every test has queues of its own). */
+const queuedIds = async (kind: RecordKind = 'caseRecord') => {
+  const ids: string[] = [];
+  for (;;) {
+    const out = await aws.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueOf(kind),
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: 300,
+      }),
+    );
+    if (!out.Messages?.length) return ids.sort();
+    for (const message of out.Messages) ids.push((JSON.parse(message.Body ?? '{}') as QueuedRecord).id);
+  }
+};
+
+describe('the moment a record is due', () => {
+  it('queues a record due at this very moment, and one whose lease ends at this very moment', async () => {
+    // Prepare
+    const dueNow = stored({ dueAt: '2026-11-22T08:06:00.000Z' });
+    const leaseEndsNow = stored({ leaseUntil: '2026-11-22T08:06:00.000Z' });
+    const leasedOneMoreMs = stored({ leaseUntil: '2026-11-22T08:06:00.001Z' });
+    const dueOneMsLater = stored({ dueAt: '2026-11-22T08:06:00.001Z' });
+    await seedStatusRecords([dueNow, leaseEndsNow, leasedOneMoreMs, dueOneMsLater]);
+    // Act
+    const result = await reconcileOpenRecords({ now: at('2026-11-22T08:06:00Z'), kinds: ['caseRecord'] });
+    // Assess
+    expect(result).toEqual({
+      requeued: { salesRegistration: 0, caseRecord: 2 },
+      unqueued: 0,
+      oldestWaitSeconds: 360,
+    });
+    expect(await queuedIds()).toEqual([dueNow.id, leaseEndsNow.id].sort());
+  });
+
+  it('reads only the index while nothing is due: no record is read', async () => {
+    // Prepare: accepted records, none of them due yet.
+    await seedStatusRecords([stored({ dueAt: '2026-11-22T09:00:00.000Z' }), stored()]);
+    dynamo.reset();
+    // Act
+    const result = await reconcileOpenRecords({ now: at('2026-11-22T08:04:59Z'), kinds: ['caseRecord'] });
+    // Assess
+    expect(result.requeued.caseRecord).toBe(0);
+    expect(dynamo.calls).toEqual(['Query']);
+  });
+
+  it('reads the records it found in the index consistently (the index may be older than the record)', async () => {
+    await seedStatusRecords([stored()]);
+    dynamo.reset();
+    await reconcileOpenRecords({ now: at('2026-11-22T08:06:00Z'), kinds: ['caseRecord'] });
+    const reads = dynamo.requests.filter((call) => call.operation === 'BatchGetItem');
+    expect(reads).toHaveLength(1);
+    const requestItems = reads[0].body.RequestItems as Record<string, { ConsistentRead?: boolean }>;
+    expect(Object.values(requestItems).map((table) => table.ConsistentRead)).toEqual([true]);
+  });
+});
+
+describe('kinds', () => {
+  it('looks at both kinds by default, each queued on its own queue', async () => {
+    // Prepare
+    const sale = stored({ kind: 'salesRegistration', acceptedAt: '2026-11-22T07:00:00.000Z' });
+    const caseRecord = stored();
+    await seedStatusRecords([sale, caseRecord]);
+    // Act
+    const result = await reconcileOpenRecords({ now: at('2026-11-22T08:06:00Z') });
+    // Assess
+    expect(result).toEqual({
+      requeued: { salesRegistration: 1, caseRecord: 1 },
+      unqueued: 0,
+      oldestWaitSeconds: 3960,
+    });
+    expect(await queuedIds('salesRegistration')).toEqual([sale.id]);
+    expect(await queuedIds('caseRecord')).toEqual([caseRecord.id]);
+  });
+
+  it('looks only at the kinds asked for', async () => {
+    const sale = stored({ kind: 'salesRegistration' });
+    const caseRecord = stored();
+    await seedStatusRecords([sale, caseRecord]);
+    const result = await reconcileOpenRecords({ now: at('2026-11-22T08:06:00Z'), kinds: ['caseRecord'] });
+    expect(result.requeued).toEqual({ salesRegistration: 0, caseRecord: 1 });
+    expect(await queuedIds('salesRegistration')).toEqual([]);
+    expect(await getStatusRecord(sale.id)).toMatchObject({ dueAt: sale.dueAt });
+  });
+});
+
+describe('more records than one page of the index', () => {
+  it('queues every accepted record once at the local runner start, though moving them on puts them in later pages', async () => {
+    // Prepare: 101 records: the index is read 100 at a time, and every record moved on (to 08:11) sorts after
+    // the ones still to come.
+    const records = Array.from({ length: 101 }, (_, i) =>
+      stored({ dueAt: `2026-11-22T08:05:${String(i % 60).padStart(2, '0')}.${String(i).padStart(3, '0')}Z` }),
+    );
+    await seedStatusRecords(records);
+    // Act
+    const result = await reconcileOpenRecords({
+      now: at('2026-11-22T08:06:00Z'),
+      everyOpenRecord: true,
+      kinds: ['caseRecord'],
+    });
+    const queued = await queuedIds();
+    // Assess
+    expect(result.requeued.caseRecord).toBe(101);
+    expect(queued).toEqual(records.map((r) => r.id).sort());
+    expect(await getStatusRecord(records[0].id)).toMatchObject({ dueAt: '2026-11-22T08:11:00.000Z' });
+  });
+});
+
+describe('a record that a worker changes between the index read and the record read', () => {
+  const now = at('2026-11-22T08:06:00Z');
+
+  it('leaves a record the worker has just delivered', async () => {
+    // Prepare: due; a worker delivers it once the reconciler has found it in the index.
+    const record = stored();
+    await seedStatusRecords([record]);
+    dynamo.before('BatchGetItem', async () => {
+      const leaseUntil = '2026-11-22T08:07:30.000Z';
+      const claim = await claimRecord(record.id, { now, leaseUntil, dueAt: '2026-11-22T08:12:30.000Z' });
+      expect(claim.claimed).toBeDefined();
+      const recorded = await recordAttempt(
+        record.id,
+        { status: 'delivered', attempts: 1, downstreamId: '49000001', at: now },
+        leaseUntil,
+      );
+      expect(recorded).toBe(true);
+    });
+    // Act
+    const result = await reconcileOpenRecords({ now, kinds: ['caseRecord'] });
+    // Assess
+    expect(dynamo.pending()).toEqual([]);
+    expect(result).toEqual({
+      requeued: { salesRegistration: 0, caseRecord: 0 },
+      unqueued: 0,
+      oldestWaitSeconds: 0,
+    });
+    expect(await queuedIds()).toEqual([]);
+    expect(await getStatusRecord(record.id)).toMatchObject({ status: 'delivered', downstreamId: '49000001' });
+  });
+
+  it('leaves a record whose retry the worker has just scheduled (due again later, no lease)', async () => {
+    // Prepare: due; a worker's attempt fails transiently and moves the record on to its retry.
+    const record = stored();
+    await seedStatusRecords([record]);
+    dynamo.before('BatchGetItem', async () => {
+      const leaseUntil = '2026-11-22T08:07:30.000Z';
+      await claimRecord(record.id, { now, leaseUntil, dueAt: '2026-11-22T08:12:30.000Z' });
+      await recordAttempt(
+        record.id,
+        { status: 'accepted', attempts: 1, error: 'HTTP 503', at: now, dueAt: '2026-11-22T08:11:30.000Z' },
+        leaseUntil,
+      );
+    });
+    // Act
+    const result = await reconcileOpenRecords({ now, kinds: ['caseRecord'] });
+    // Assess
+    expect(dynamo.pending()).toEqual([]);
+    expect(result.requeued.caseRecord).toBe(0);
+    expect(await queuedIds()).toEqual([]);
+    expect(await getStatusRecord(record.id)).toMatchObject({
+      status: 'accepted',
+      dueAt: '2026-11-22T08:11:30.000Z',
+      error: 'HTTP 503',
+    });
+  });
+});
+
+describe('SQS refusing the sends', () => {
+  it('counts the records it could not queue as unqueued, and queues them on the next run once due again', async () => {
+    // Prepare
+    const records = [stored(), stored()];
+    await seedStatusRecords(records);
+    sqsProxy.failAfter(0);
+    // Act
+    const refused = await reconcileOpenRecords({ now: at('2026-11-22T08:06:00Z'), kinds: ['caseRecord'] });
+    const queuedWhileDown = await queuedIds();
+    sqsProxy.heal();
+    const tooSoon = await reconcileOpenRecords({ now: at('2026-11-22T08:10:59Z'), kinds: ['caseRecord'] });
+    const next = await reconcileOpenRecords({ now: at('2026-11-22T08:11:00Z'), kinds: ['caseRecord'] });
+    // Assess
+    expect(refused).toEqual({
+      requeued: { salesRegistration: 0, caseRecord: 0 },
+      unqueued: 2,
+      oldestWaitSeconds: 0,
+    });
+    expect(queuedWhileDown).toEqual([]);
+    expect(tooSoon.requeued.caseRecord).toBe(0);
+    expect(next).toEqual({
+      requeued: { salesRegistration: 0, caseRecord: 2 },
+      unqueued: 0,
+      oldestWaitSeconds: 660,
+    });
+    expect(await queuedIds()).toEqual(records.map((r) => r.id).sort());
+  });
+});

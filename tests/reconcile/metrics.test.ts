@@ -1,0 +1,115 @@
+/**
+ * What the reconciler publishes (CloudWatch embedded metric format on stdout): `requeued` per downstream and
+ * `oldestRequeuedWait`, on which StuckRecordsAlarm is set; and its one setting.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { publishReconcileMetrics } from '../../lib/reconcile/reconcile.ts';
+import { dueAfter, reconcileSettings } from '../../lib/reconcile/settings.ts';
+
+/** The EMF documents written to stdout while `act` runs: one per metrics line. */
+const publishedDuring = (act: () => void): Record<string, unknown>[] => {
+  const lines: string[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
+    lines.push(String(chunk));
+    return (write as (...args: unknown[]) => boolean).call(process.stdout, chunk, ...rest);
+  }) as typeof process.stdout.write;
+  try {
+    act();
+  } finally {
+    process.stdout.write = write;
+  }
+  return lines
+    .flatMap((text) => text.split('\n'))
+    .filter((line) => line.includes('"_aws"'))
+    .map((line) => JSON.parse(line));
+};
+
+/** Metric name → [unit, value, dimensions] of each document. */
+const readings = (documents: Record<string, unknown>[]) =>
+  documents.flatMap((document) => {
+    const { CloudWatchMetrics } = document._aws as {
+      CloudWatchMetrics: { Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[];
+    };
+    return CloudWatchMetrics.flatMap(({ Dimensions, Metrics }) =>
+      Metrics.map(({ Name, Unit }) => ({
+        name: Name,
+        unit: Unit,
+        value: document[Name],
+        dimensions: Object.fromEntries(Dimensions.flat().map((key) => [key, document[key]])),
+      })),
+    );
+  });
+
+describe('the reconciler metrics', () => {
+  let disabled: string | undefined;
+  beforeEach(() => {
+    // The test run turns metrics off (vitest.config.ts); these tests read them.
+    disabled = process.env.POWERTOOLS_METRICS_DISABLED;
+    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+  });
+  afterEach(() => {
+    process.env.POWERTOOLS_METRICS_DISABLED = disabled;
+  });
+
+  it('publishes requeued per downstream and the oldest wait, each in its own line', () => {
+    // Act
+    const documents = publishedDuring(() =>
+      publishReconcileMetrics({
+        requeued: { salesRegistration: 3, caseRecord: 2 },
+        unqueued: 1,
+        oldestWaitSeconds: 1800,
+      }),
+    );
+    // Assess
+    expect(documents).toHaveLength(3);
+    expect(readings(documents)).toEqual([
+      {
+        name: 'requeued',
+        unit: 'Count',
+        value: 3,
+        dimensions: expect.objectContaining({ downstream: 'erp' }),
+      },
+      {
+        name: 'requeued',
+        unit: 'Count',
+        value: 2,
+        dimensions: expect.objectContaining({ downstream: 'crm' }),
+      },
+      { name: 'oldestRequeuedWait', unit: 'Seconds', value: 1800, dimensions: expect.any(Object) },
+    ]);
+    expect(readings(documents)[2].dimensions).not.toHaveProperty('downstream');
+  });
+
+  it('publishes zeros on a quiet run, so the alarm sees data rather than none', () => {
+    const documents = publishedDuring(() =>
+      publishReconcileMetrics({
+        requeued: { salesRegistration: 0, caseRecord: 0 },
+        unqueued: 0,
+        oldestWaitSeconds: 0,
+      }),
+    );
+    expect(readings(documents).map(({ name, value }) => [name, value])).toEqual([
+      ['requeued', 0],
+      ['requeued', 0],
+      ['oldestRequeuedWait', 0],
+    ]);
+  });
+});
+
+describe('the reconciler settings', () => {
+  it('reads RECONCILE_AFTER_SECONDS, 300 by default', () => {
+    expect(reconcileSettings({})).toEqual({ reconcileAfterSeconds: 300 });
+    expect(reconcileSettings({ RECONCILE_AFTER_SECONDS: '60' })).toEqual({ reconcileAfterSeconds: 60 });
+  });
+
+  it('refuses a value that is no whole number of at least 1, naming the setting', () => {
+    expect(() => reconcileSettings({ RECONCILE_AFTER_SECONDS: '0' })).toThrow(
+      'setting RECONCILE_AFTER_SECONDS must be a whole number of at least 1',
+    );
+  });
+
+  it('gives due times as the ISO text the open index sorts by', () => {
+    expect(dueAfter(new Date('2026-11-22T10:00:00Z'), 300)).toBe('2026-11-22T10:05:00.000Z');
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * The sparse `open` index as the reconciler reads it: ids of `accepted` records of one kind, oldest `dueAt` first,
+ * page by page; and the conditional move of a record's `dueAt` that decides which reconciler queues it.
+ */
+import { randomBytes } from 'node:crypto';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { openRecordIds, postponeDue } from '../../lib/store/openRecords.ts';
+import { getStatusRecord } from '../../lib/store/statusRecords.ts';
+import type { StatusRecord } from '../../lib/store/types.ts';
+import { caseInput } from '../factories/records.ts';
+import { freshAws } from '../support/freshAws.ts';
+import { seedStatusRecords } from '../support/seedStatus.ts';
+
+beforeEach(async () => {
+  // A table of its own for every test.
+  await freshAws();
+});
+
+const accepted = (dueAt: string, changes: Partial<StatusRecord> = {}): StatusRecord => ({
+  id: randomBytes(16).toString('hex'),
+  kind: 'caseRecord',
+  status: 'accepted',
+  attempts: 0,
+  acceptedAt: '2026-11-22T08:00:00.000Z',
+  updatedAt: '2026-11-22T08:00:00.000Z',
+  requestId: 'r',
+  owner: 'example-web-forms',
+  record: caseInput() as unknown as StatusRecord['record'],
+  openKind: 'caseRecord',
+  dueAt,
+  ...changes,
+});
+
+const pagesOf = async (query: AsyncGenerator<string[]>) => {
+  const pages: string[][] = [];
+  for await (const page of query) pages.push(page);
+  return pages;
+};
+
+describe('openRecordIds', () => {
+  it('yields the ids page by page, oldest dueAt first', async () => {
+    // Prepare: five records, stored in another order than they are due.
+    const records = ['08:03', '08:01', '08:05', '08:02', '08:04'].map((time) =>
+      accepted(`2026-11-22T${time}:00.000Z`),
+    );
+    await seedStatusRecords(records);
+    const byDue = [...records].sort((a, b) => (a.dueAt as string).localeCompare(b.dueAt as string));
+    // Act
+    const pages = await pagesOf(openRecordIds('caseRecord', { pageSize: 2 }));
+    // Assess
+    expect(pages).toEqual([[byDue[0].id, byDue[1].id], [byDue[2].id, byDue[3].id], [byDue[4].id]]);
+  });
+
+  it('reads 100 ids a page unless told otherwise', async () => {
+    const records = Array.from({ length: 101 }, (_, i) =>
+      accepted(`2026-11-22T08:0${Math.floor(i / 60)}:${String(i % 60).padStart(2, '0')}.000Z`),
+    );
+    await seedStatusRecords(records);
+    const pages = await pagesOf(openRecordIds('caseRecord'));
+    expect(pages.map((page) => page.length)).toEqual([100, 1]);
+  });
+
+  it('with dueBefore, yields only the records due by then, that moment included', async () => {
+    const [early, onTheDot, late] = ['08:04:59.999', '08:05:00.000', '08:05:00.001'].map((time) =>
+      accepted(`2026-11-22T${time}Z`),
+    );
+    await seedStatusRecords([early, onTheDot, late]);
+    const pages = await pagesOf(openRecordIds('caseRecord', { dueBefore: '2026-11-22T08:05:00.000Z' }));
+    expect(pages).toEqual([[early.id, onTheDot.id]]);
+  });
+
+  it('yields no page at all when nothing is open or due, and never the records of another kind or settled ones', async () => {
+    // Prepare: a sale, a delivered case (out of the index), and a case due later.
+    await seedStatusRecords([
+      accepted('2026-11-22T08:00:00.000Z', { kind: 'salesRegistration', openKind: 'salesRegistration' }),
+      accepted('2026-11-22T08:00:00.000Z', { status: 'delivered', openKind: undefined, dueAt: undefined }),
+      accepted('2026-11-22T09:00:00.000Z'),
+    ]);
+    // Act
+    const due = await pagesOf(openRecordIds('caseRecord', { dueBefore: '2026-11-22T08:30:00.000Z' }));
+    const sales = await pagesOf(
+      openRecordIds('salesRegistration', { dueBefore: '2026-11-22T07:00:00.000Z' }),
+    );
+    // Assess
+    expect(due).toEqual([]);
+    expect(sales).toEqual([]);
+  });
+});
+
+describe('postponeDue', () => {
+  it('moves dueAt only from the value seen, so of two reconcilers only the first moves it', async () => {
+    // Prepare
+    const record = accepted('2026-11-22T08:05:00.000Z');
+    await seedStatusRecords([record]);
+    // Act
+    const first = await postponeDue(record.id, '2026-11-22T08:05:00.000Z', '2026-11-22T08:11:00.000Z');
+    const second = await postponeDue(record.id, '2026-11-22T08:05:00.000Z', '2026-11-22T08:11:00.001Z');
+    // Assess
+    expect([first, second]).toEqual([true, false]);
+    expect(await getStatusRecord(record.id)).toMatchObject({ dueAt: '2026-11-22T08:11:00.000Z' });
+  });
+
+  it('leaves a record that is no longer accepted', async () => {
+    const record = accepted('2026-11-22T08:05:00.000Z', { status: 'failed' });
+    await seedStatusRecords([record]);
+    const moved = await postponeDue(record.id, '2026-11-22T08:05:00.000Z', '2026-11-22T08:11:00.000Z');
+    expect(moved).toBe(false);
+    expect(await getStatusRecord(record.id)).toMatchObject({ status: 'failed', dueAt: record.dueAt });
+  });
+});
