@@ -36,7 +36,9 @@ export const sqsClient = (): SQSClient => {
  * await dynamoClient().send(new GetItemCommand({ TableName, Key }));
  */
 export const dynamoClient = (): DynamoDBClient => {
-  dynamo ??= new DynamoDBClient({});
+  // 5 s an attempt rather than the client's 2 s: a worker whose outcome write gives up after a delivery repeats
+  // that delivery once its lease runs out; the intake's own deadline (abortSignal) still bounds every request.
+  dynamo ??= new DynamoDBClient({ attemptTimeoutMs: 5_000 });
   return dynamo;
 };
 
