@@ -1,14 +1,8 @@
-/**
- * The reconciler queues again the `accepted` records nobody has queued or worked on by their `dueAt`, found through
- * the sparse `open` index (never a scan), each once per run however many reconcilers run.
- */
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { reopenFailedRecord } from '../../lib/store/statusUpdates.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
-import { caseInput } from '../factories/records.ts';
+import { acceptedCase } from '../factories/statusRecords.ts';
 import { startFaultyProxy } from '../support/faultyProxy.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
 import { seedStatusRecords } from '../support/seedStatus.ts';
@@ -31,21 +25,7 @@ beforeEach(async () => {
   await aws.drain(caseQueue);
 });
 
-/** A case record as a request left it at 08:00 (due at 08:05); `changes` make it something else. */
-const stored = (changes: Partial<StatusRecord> = {}): StatusRecord => ({
-  id: randomBytes(16).toString('hex'),
-  kind: 'caseRecord',
-  status: 'accepted',
-  attempts: 0,
-  acceptedAt: '2026-11-22T08:00:00.000Z',
-  updatedAt: '2026-11-22T08:00:00.000Z',
-  requestId: 'r',
-  owner: 'example-web-forms',
-  record: caseInput() as unknown as StatusRecord['record'],
-  openKind: 'caseRecord',
-  dueAt: '2026-11-22T08:05:00.000Z',
-  ...changes,
-});
+const stored = acceptedCase;
 const at = (iso: string) => new Date(iso);
 const queuedIds = async () => (await aws.drain(caseQueue)).map((m) => m.id).sort();
 

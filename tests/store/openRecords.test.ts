@@ -1,13 +1,8 @@
-/**
- * The sparse `open` index as the reconciler reads it: ids of `accepted` records of one kind, oldest `dueAt` first,
- * page by page; and the conditional move of a record's `dueAt` that decides which reconciler queues it.
- */
-import { randomBytes } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { openRecordIds, postponeDue } from '../../lib/store/openRecords.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import type { StatusRecord } from '../../lib/store/types.ts';
-import { caseInput } from '../factories/records.ts';
+import { acceptedCase } from '../factories/statusRecords.ts';
 import { freshAws } from '../support/freshAws.ts';
 import { seedStatusRecords } from '../support/seedStatus.ts';
 
@@ -16,20 +11,7 @@ beforeEach(async () => {
   await freshAws();
 });
 
-const accepted = (dueAt: string, changes: Partial<StatusRecord> = {}): StatusRecord => ({
-  id: randomBytes(16).toString('hex'),
-  kind: 'caseRecord',
-  status: 'accepted',
-  attempts: 0,
-  acceptedAt: '2026-11-22T08:00:00.000Z',
-  updatedAt: '2026-11-22T08:00:00.000Z',
-  requestId: 'r',
-  owner: 'example-web-forms',
-  record: caseInput() as unknown as StatusRecord['record'],
-  openKind: 'caseRecord',
-  dueAt,
-  ...changes,
-});
+const accepted = (dueAt: string, changes: Partial<StatusRecord> = {}) => acceptedCase({ dueAt, ...changes });
 
 const pagesOf = async (query: AsyncGenerator<string[]>) => {
   const pages: string[][] = [];

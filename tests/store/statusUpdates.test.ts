@@ -1,13 +1,8 @@
-/**
- * The conditional writes of delivery on a status record: the worker's claim (a lease), the outcome written only
- * under that lease, and redrive's reopening of a failed record. Against dynalite, a table of its own per test.
- */
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt, reopenFailedRecord } from '../../lib/store/statusUpdates.ts';
 import type { StatusRecord } from '../../lib/store/types.ts';
-import { caseInput } from '../factories/records.ts';
+import { acceptedCase } from '../factories/statusRecords.ts';
 import { freshAws } from '../support/freshAws.ts';
 import { startHookedProxy } from '../support/hookedProxy.ts';
 import { seedStatusRecords } from '../support/seedStatus.ts';
@@ -31,20 +26,7 @@ beforeEach(async () => {
 const NOW = new Date('2026-11-22T08:10:00.000Z');
 const iso = (seconds: number) => new Date(NOW.getTime() + seconds * 1000).toISOString();
 
-const accepted = (changes: Partial<StatusRecord> = {}): StatusRecord => ({
-  id: randomBytes(16).toString('hex'),
-  kind: 'caseRecord',
-  status: 'accepted',
-  attempts: 0,
-  acceptedAt: '2026-11-22T08:00:00.000Z',
-  updatedAt: '2026-11-22T08:00:00.000Z',
-  requestId: 'r',
-  owner: 'example-web-forms',
-  record: caseInput() as unknown as StatusRecord['record'],
-  openKind: 'caseRecord',
-  dueAt: '2026-11-22T08:05:00.000Z',
-  ...changes,
-});
+const accepted = acceptedCase;
 
 describe('claimRecord', () => {
   it('claims an accepted record nobody holds: the lease set, dueAt moved past it, the record returned as it is now', async () => {
