@@ -26,11 +26,19 @@ export interface LocalTable {
   arn: string;
 }
 
+/** An EventBridge bus of the stack: locally only a name, which the local event bus (eventBus.ts) answers to. */
+export interface LocalBus {
+  name: string;
+  arn: string;
+}
+
 export interface LocalResources {
   /** By CloudFormation logical id, e.g. `SalesRegistrationQueue`. */
   queues: Record<string, LocalQueue>;
   /** By CloudFormation logical id, e.g. `RecordsTable`. */
   tables: Record<string, LocalTable>;
+  /** By CloudFormation logical id, e.g. `EventBus`. */
+  buses: Record<string, LocalBus>;
   /**
    * provider.environment variables whose value is a CloudFormation reference (`{Ref: X}`,
    * `{Fn::GetAtt: [X, Arn]}`), resolved to the local resource, e.g. SALES_REGISTRATION_QUEUE_URL.
@@ -47,7 +55,19 @@ export async function createLocalResources(
     createQueues(resources, endpoints.sqs),
     createTables(resources, endpoints.dynamodb),
   ]);
-  return { queues, tables, env: environmentReferences(config, { queues, tables }) };
+  const buses = localBuses(resources);
+  return { queues, tables, buses, env: environmentReferences(config, { queues, tables, buses }) };
+}
+
+/** The stack's event buses by logical id, named as on AWS (their Name property). */
+function localBuses(resources: Record<string, CfnResource>): Record<string, LocalBus> {
+  const buses: Record<string, LocalBus> = {};
+  for (const [id, { Type, Properties = {} }] of Object.entries(resources)) {
+    if (Type !== 'AWS::Events::EventBus') continue;
+    const name = typeof Properties.Name === 'string' ? Properties.Name : id;
+    buses[id] = { name, arn: `arn:aws:events:${localRegion}:000000000000:event-bus/${name}` };
+  }
+  return buses;
 }
 
 /**
@@ -76,13 +96,14 @@ export function predictLocalEnv(
       tables[id] = { name: table, arn: `arn:aws:dynamodb:${tableRegion}:000000000000:table/${table}` };
     }
   }
-  return environmentReferences(config, { queues, tables });
+  const buses = localBuses(config.resources?.Resources ?? {});
+  return environmentReferences(config, { queues, tables, buses });
 }
 
 /** provider.environment values that are CloudFormation references, resolved to the local resources. */
 function environmentReferences(
   config: ResolvedServerlessConfig,
-  local: Pick<LocalResources, 'queues' | 'tables'>,
+  local: Pick<LocalResources, 'queues' | 'tables' | 'buses'>,
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(config.provider.environment ?? {})) {
@@ -110,7 +131,7 @@ async function createQueues(resources: Record<string, CfnResource>, endpoint: st
       await Promise.all(
         ready.map(async ([id, resource]) => {
           pending.delete(id);
-          queues[id] = await createQueue(sqs, id, resource, { queues, tables: {} });
+          queues[id] = await createQueue(sqs, id, resource, { queues, tables: {}, buses: {} });
         }),
       );
     }
@@ -124,7 +145,7 @@ async function createQueue(
   sqs: SQSClient,
   id: string,
   resource: CfnResource,
-  local: Pick<LocalResources, 'queues' | 'tables'>,
+  local: Pick<LocalResources, 'queues' | 'tables' | 'buses'>,
 ) {
   const { QueueName, Tags, ...properties } = resource.Properties ?? {};
   const name = typeof QueueName === 'string' ? QueueName : id;
@@ -242,7 +263,7 @@ function referencesOf(value: unknown): string[] {
  */
 function resolveIntrinsic(
   value: unknown,
-  local: Pick<LocalResources, 'queues' | 'tables'>,
+  local: Pick<LocalResources, 'queues' | 'tables' | 'buses'>,
   where: string,
 ): unknown {
   if (Array.isArray(value)) return value.map((v) => resolveIntrinsic(v, local, where));
@@ -250,17 +271,18 @@ function resolveIntrinsic(
   const record = value as Record<string, unknown>;
   if ('Ref' in record) {
     const id = String(record.Ref);
-    const resolved = local.queues[id]?.url ?? local.tables[id]?.name;
-    if (resolved === undefined) throw new Error(`${where}: {Ref: ${id}} is no local queue or table`);
+    const resolved = local.queues[id]?.url ?? local.tables[id]?.name ?? local.buses[id]?.name;
+    if (resolved === undefined) throw new Error(`${where}: {Ref: ${id}} is no local queue, table or bus`);
     return resolved;
   }
   if ('Fn::GetAtt' in record) {
     const [id, attribute] = record['Fn::GetAtt'] as [string, string];
     const queue = local.queues[id];
     const table = local.tables[id];
+    const bus = local.buses[id];
     const resolved =
       attribute === 'Arn'
-        ? (queue?.arn ?? table?.arn)
+        ? (queue?.arn ?? table?.arn ?? bus?.arn)
         : attribute === 'QueueName'
           ? queue?.name
           : attribute === 'QueueUrl'
