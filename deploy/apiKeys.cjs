@@ -7,6 +7,8 @@
 'use strict';
 
 const clientsConfig = require('../config/clients.json');
+// The handlers check webhooks by the same rules (lib/clients/clientsConfig.ts): one rule set, two readers.
+const { webhookProblem } = require('../lib/clients/webhookRules.cjs');
 
 /** The stage the local runner uses: there the handlers read keys from API_KEYS_FILE, never Secrets Manager. */
 const LOCAL_STAGE = 'local';
@@ -125,6 +127,8 @@ const generate = (config, { service, stage }) => {
     if (plans.has(plan)) fail(`clients "${plans.get(plan)}" and "${client.name}" are too alike`);
     plans.set(plan, client.name);
     checkLimits(`client "${client.name}"`, client.throttle, client.quota);
+    const problem = webhookProblem(client);
+    if (problem) fail(problem);
   }
   const forms = config.browserForms;
   const formsOn = Boolean(forms?.enabled);

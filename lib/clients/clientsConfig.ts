@@ -1,13 +1,19 @@
 import config from '../../config/clients.json' with { type: 'json' };
 import type { ClientsConfig } from './types.ts';
+import { webhookProblem } from './webhookRules.cjs';
 
 const fail = (what: string): never => {
   throw new Error(`config/clients.json: ${what}`);
 };
 
 /**
- * Checks the clients configuration: unique names, dealer numbers of 4 or 6 digits, origins as
- * `scheme://host[:port]`. Run at module load (and by the tests), so a bad file never deploys quietly.
+ * Checks the clients configuration: unique names, dealer numbers of 4 or 6 digits, webhooks (the rules packaging
+ * applies too: ./webhookRules.cjs), origins as `scheme://host[:port]`. Run at module load (and by the tests), so a
+ * bad file never deploys quietly.
+ *
+ * @example
+ * checkClientsConfig({ clients: [{ name: 'a', dealers: [], webhook: { url: 'ftp://x', secretName: 's' } }], browserForms })
+ * // throws: config/clients.json: client "a": webhook.url "ftp://x" must be an https:// URL (http:// only for localhost)
  */
 export const checkClientsConfig = (candidate: ClientsConfig): ClientsConfig => {
   const names = new Set<string>();
@@ -25,6 +31,8 @@ export const checkClientsConfig = (candidate: ClientsConfig): ClientsConfig => {
           `client "${client.name}": dealer ${dealer} is neither a 4-digit dealer nor a 6-digit business-partner number`,
         );
     }
+    const problem = webhookProblem(client);
+    if (problem) fail(problem);
   }
   for (const origin of candidate.browserForms.allowedOrigins) {
     if (!URL.canParse(origin) || new URL(origin).origin !== origin)

@@ -6,6 +6,21 @@ export interface Client {
   dealers: number[];
   throttle?: { rateLimit: number; burstLimit: number };
   quota?: { limit: number; period: 'DAY' | 'WEEK' | 'MONTH' };
+  /** Where the client's own records' state changes are sent (see the README, "Events and webhooks"). */
+  webhook?: Webhook;
+}
+
+/**
+ * A client's webhook: on AWS an EventBridge API destination posts each `Record state changed` event of the client's
+ * records to `url`, with the secret named `secretName` in the X-Dealer-Gateway-Secret header.
+ */
+export interface Webhook {
+  /** https:// (http:// only for localhost or 127.0.0.1, which only npm start can reach). */
+  url: string;
+  /** The Secrets Manager secret (a plain string) whose value the receiver checks in the header. */
+  secretName: string;
+  /** Invocations per second EventBridge allows the destination (1 to 300; 10 when omitted). */
+  rateLimitPerSecond?: number;
 }
 
 /** Key-less case posts from web pages (off unless configured). */
