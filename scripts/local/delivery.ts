@@ -7,12 +7,14 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
+import { purgePersonalData } from '../../lib/retention/purge.ts';
 import { positiveInteger } from '../../lib/settings.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { localClientConfig } from './aws.ts';
 import { startPoller } from './queuePoller.ts';
 import type { LocalStack } from './stack.ts';
+import { startTtlSweeper } from './ttlSweeper.ts';
 
 /** The worker's batch size, as serverless.yml deploys it. */
 const BATCH_SIZE = 10;
@@ -57,6 +59,9 @@ const startReconciler = () => {
         const { requeued } = await reconcileOpenRecords();
         const count = requeued.salesRegistration + requeued.caseRecord;
         if (count > 0) log(`reconciler: queued again ${count} record(s) nobody had queued in time`);
+        const { purged } = await purgePersonalData();
+        const removed = purged.salesRegistration + purged.caseRecord;
+        if (removed > 0) log(`reconciler: removed the personal data of ${removed} settled record(s)`);
       } catch (error) {
         log(`reconciler: ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -86,6 +91,7 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
   const count = requeued.salesRegistration + requeued.caseRecord;
   if (count > 0) log(`queued again ${count} record(s) still accepted from the last run`);
   const reconciler = startReconciler();
+  const ttlSweeper = startTtlSweeper({ log });
 
   const sqs = new SQSClient({ ...localClientConfig(stack.sqsEndpoint), useQueueUrlAsEndpoint: false });
   const pollers = [stack.queues.SalesRegistrationQueue, stack.queues.CaseQueue].map((queue) =>
@@ -112,7 +118,7 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
   );
 
   return async () => {
-    await reconciler.stop();
+    await Promise.all([reconciler.stop(), ttlSweeper.stop()]);
     await Promise.all(pollers.map((p) => p.stop()));
     sqs.destroy();
     await Promise.all([sandboxes.sap?.stop(), sandboxes.salesforce?.stop(), rm(runnerFile, { force: true })]);

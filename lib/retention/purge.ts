@@ -1,0 +1,119 @@
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { dynamoClient } from '../aws/clients.ts';
+import { QueryCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
+import { recordsTable } from '../config.ts';
+import { inParallel } from '../intake/inParallel.ts';
+import { getStatusRecords } from '../store/statusRecords.ts';
+import { conditionally, type Item } from '../store/table.ts';
+import type { RecordKind } from '../types.ts';
+import { withoutPersonalData } from './personalFields.ts';
+
+/**
+ * The sparse global secondary index of settled records whose personal fields are still kept: partition key
+ * `purgeKind` (the record's kind, set by the worker's settling write, removed by redrive and by the purge), sort key
+ * `purgeAt` (ISO time). Keys only: the purge reads the records themselves, consistently.
+ */
+export const PURGE_INDEX = 'purge';
+
+const KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
+
+/** Records purged in one run at most (the rest wait for the next run, a minute later on AWS). */
+export const DEFAULT_PURGE_LIMIT = 500;
+
+/** Updates in flight at once: a run of the limit takes seconds, well inside the reconciler's minute. */
+const PARALLEL_UPDATES = 8;
+
+export interface PurgeOptions {
+  /** The clock: records whose `purgeAt` is at or before it are purged. Default: the time of the call. */
+  now?: Date;
+  /** At most this many records in this run, all kinds together (default {@link DEFAULT_PURGE_LIMIT}). */
+  limit?: number;
+  kinds?: readonly RecordKind[];
+}
+
+export interface PurgeResult {
+  /** Records whose personal fields this run removed, per kind. */
+  purged: Record<RecordKind, number>;
+  /** Records found due but left alone: redriven (or settled again) meanwhile, or gone. */
+  skipped: number;
+  /** True when the run stopped at its limit: more records may be due (the next run takes them). */
+  limited: boolean;
+}
+
+/** The ids of a kind's records due for the purge by `now`, oldest `purgeAt` first, at most `limit`. */
+const dueIds = async (kind: RecordKind, nowIso: string, limit: number): Promise<string[]> => {
+  const ids: string[] = [];
+  let startKey: Item | undefined;
+  do {
+    const out = await dynamoClient().send(
+      new QueryCommand({
+        TableName: recordsTable(),
+        IndexName: PURGE_INDEX,
+        KeyConditionExpression: 'purgeKind = :kind AND purgeAt <= :now',
+        ExpressionAttributeValues: { ':kind': { S: kind }, ':now': { S: nowIso } },
+        Limit: Math.min(limit - ids.length, 100),
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of out.Items ?? []) if (item.pk?.S) ids.push(item.pk.S);
+    startKey = out.LastEvaluatedKey;
+  } while (startKey && ids.length < limit);
+  return ids;
+};
+
+/**
+ * Replaces a settled record's normalised record with its kept fields and takes it out of the `purge` index, only if
+ * it is still settled and still due: a record redriven meanwhile (purgeAt removed) or settled again (a later
+ * purgeAt) keeps its data.
+ */
+const purgeOne = (id: string, kept: object, nowIso: string): Promise<boolean> =>
+  conditionally(
+    dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: recordsTable(),
+        Key: { pk: { S: id } },
+        UpdateExpression: 'SET #record = :kept, personalDataRemovedAt = :now REMOVE purgeKind, purgeAt',
+        ConditionExpression: '#status <> :accepted AND purgeAt <= :now',
+        ExpressionAttributeNames: { '#record': 'record', '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':kept': { M: marshall(kept, { removeUndefinedValues: true }) },
+          ':now': { S: nowIso },
+          ':accepted': { S: 'accepted' },
+        },
+      }),
+    ),
+  );
+
+/**
+ * Removes the personal fields of settled records whose time has come (`purgeAt`, set when the record settled:
+ * PERSONAL_DATA_RETENTION_DAYS after, twice that for a failed record), found through the sparse `purge` index (no
+ * table scan). What look-ups, events and operations need stays until the record expires by TTL (`expiresAt`).
+ * Bounded by `limit`; running it again, or twice at once, is harmless. The reconciler runs it every minute, on AWS
+ * and in `npm start`.
+ *
+ * @example
+ * const { purged } = await purgePersonalData({ now: new Date() }); // { salesRegistration: 3, caseRecord: 0 }
+ */
+export const purgePersonalData = async (options: PurgeOptions = {}): Promise<PurgeResult> => {
+  const nowIso = (options.now ?? new Date()).toISOString();
+  const limit = options.limit ?? DEFAULT_PURGE_LIMIT;
+  const result: PurgeResult = { purged: { salesRegistration: 0, caseRecord: 0 }, skipped: 0, limited: false };
+  let left = limit;
+  for (const kind of options.kinds ?? KINDS) {
+    if (left <= 0) break;
+    const ids = await dueIds(kind, nowIso, left);
+    left -= ids.length;
+    const records = await getStatusRecords(ids, { consistent: true });
+    const outcomes = await inParallel(ids, PARALLEL_UPDATES, async (id) => {
+      const status = records.get(id);
+      // Not there (deleted since the index was read), or no longer settled: the condition would refuse it anyway.
+      if (!status || status.status === 'accepted') return false;
+      return purgeOne(id, withoutPersonalData(kind, status.record ?? {}), nowIso);
+    });
+    const purged = outcomes.filter(Boolean).length;
+    result.purged[kind] += purged;
+    result.skipped += outcomes.length - purged;
+  }
+  result.limited = left <= 0;
+  return result;
+};
