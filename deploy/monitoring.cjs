@@ -2,6 +2,9 @@
 // alike. serverless.yml merges this into `resources` (osls resolves `${file(./deploy/monitoring.cjs)}`).
 'use strict';
 
+const clientsConfig = require('../config/clients.json');
+const { webhookClients, webhookIds, constants } = require('./webhooks.cjs');
+
 const downstreams = [
   {
     name: 'erp',
@@ -110,6 +113,25 @@ module.exports = async ({ resolveVariable }) => {
       ComparisonOperator: 'GreaterThanThreshold',
     },
   );
+  // A webhook's dead letters: events EventBridge gave up on after 24 hours of retries (or the receiver refused).
+  // On messages sent to the queue, not its depth, for the reason given above. Not locally: no such queues there.
+  if (stage !== constants.LOCAL_STAGE) {
+    for (const client of webhookClients(clientsConfig, { service, stage })) {
+      const ids = webhookIds(client.name);
+      resources[ids.alarm] = alarm(
+        `Events of client ${client.name} could not be delivered to its webhook; see the README, "Events and webhooks"`,
+        {
+          Namespace: 'AWS/SQS',
+          MetricName: 'NumberOfMessagesSent',
+          Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [ids.deadLetters, 'QueueName'] } }],
+          Statistic: 'Sum',
+          Period: 60,
+          Threshold: 0,
+          ComparisonOperator: 'GreaterThanThreshold',
+        },
+      );
+    }
+  }
   const outcome = (metric) =>
     downstreams.map((d) => [
       namespace,
