@@ -1,0 +1,223 @@
+import type {
+  GetItemCommandInput,
+  GetItemCommandOutput,
+  QueryCommandInput,
+  QueryCommandOutput,
+} from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { dynamoClient } from '../aws/clients.ts';
+import { GetItemCommand, QueryCommand } from '../aws/jsonProtocol/dynamodb.ts';
+import { recordsTable } from '../config.ts';
+import type { RecordKind } from '../types.ts';
+import { FRAME_INDEX, frameKeyOf } from './frameRecords.ts';
+import type { Item } from './table.ts';
+import type { RecordStatus, StatusRecord } from './types.ts';
+
+/**
+ * The global secondary index of every status record by kind and state: partition key `statusKey`
+ * (`<kind>#<status>`), sort key `acceptedAt`. It projects what a listing shows (INCLUDE), never `record`: operations
+ * list failed, rejected or stuck records from it without a table scan and without personal data.
+ */
+export const STATUS_INDEX = 'status';
+
+/** Every state a record can be in, in the order of its life. */
+export const RECORD_STATUSES: readonly RecordStatus[] = ['accepted', 'delivered', 'rejected', 'failed'];
+
+/** Every kind of record. */
+export const RECORD_KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
+
+/**
+ * The `status` index's partition key of a record of a kind in a state.
+ *
+ * @example
+ * statusKeyOf('salesRegistration', 'rejected') // 'salesRegistration#rejected'
+ */
+export const statusKeyOf = (kind: RecordKind, status: RecordStatus): string => `${kind}#${status}`;
+
+/** What the `status` index holds of a status record: a listing's row, without personal data. */
+export type StatusIndexEntry = Pick<
+  StatusRecord,
+  | 'id'
+  | 'kind'
+  | 'status'
+  | 'owner'
+  | 'dealer'
+  | 'frameKey'
+  | 'attempts'
+  | 'acceptedAt'
+  | 'updatedAt'
+  | 'downstreamId'
+  | 'error'
+>;
+
+/**
+ * The two reads the look-ups make. The service's JSON-protocol client by default ({@link serviceReader}); the
+ * operator's scripts pass one over the SDK's client, which finds credentials the way the AWS CLI does.
+ */
+export interface TableReader {
+  query(input: QueryCommandInput): Promise<QueryCommandOutput>;
+  getItem(input: GetItemCommandInput): Promise<GetItemCommandOutput>;
+}
+
+/**
+ * The reader over the container's DynamoDB client (lib/aws/clients.ts).
+ *
+ * @example
+ * const reader = serviceReader();
+ * await reader.getItem({ TableName: recordsTable(), Key: { pk: { S: id } } });
+ */
+export const serviceReader = (): TableReader => ({
+  query: (input) => dynamoClient().send(new QueryCommand(input)) as Promise<QueryCommandOutput>,
+  getItem: (input) => dynamoClient().send(new GetItemCommand(input)) as Promise<GetItemCommandOutput>,
+});
+
+/** Narrowing of a look-up besides the index's keys. */
+export interface StatusQueryOptions {
+  /** Only records accepted before this ISO time (a key condition: what is newer is not read at all). */
+  acceptedBefore?: string;
+  /** Only the records of this client (a filter: read, then dropped). */
+  owner?: string;
+  /** Only the sales records of this DealerId (a filter). */
+  dealer?: number;
+  /** Items read per Query call (DynamoDB's `Limit`, before the filter); 100 unless told otherwise. */
+  pageSize?: number;
+  reader?: TableReader;
+}
+
+/** The Query input of one partition of the `status` index, with the options' key condition and filters. */
+const statusQuery = (kind: RecordKind, status: RecordStatus, options: StatusQueryOptions) => {
+  const filters: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Item = { ':statusKey': { S: statusKeyOf(kind, status) } };
+  if (options.acceptedBefore !== undefined) values[':before'] = { S: options.acceptedBefore };
+  if (options.owner !== undefined) {
+    filters.push('#owner = :owner');
+    names['#owner'] = 'owner';
+    values[':owner'] = { S: options.owner };
+  }
+  if (options.dealer !== undefined) {
+    filters.push('dealer = :dealer');
+    values[':dealer'] = { N: String(options.dealer) };
+  }
+  return {
+    TableName: recordsTable(),
+    IndexName: STATUS_INDEX,
+    KeyConditionExpression:
+      options.acceptedBefore === undefined
+        ? 'statusKey = :statusKey'
+        : 'statusKey = :statusKey AND acceptedAt < :before',
+    ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
+    ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
+    ExpressionAttributeValues: values,
+  } satisfies QueryCommandInput;
+};
+
+const entryOf = (item: Item): StatusIndexEntry => {
+  const { pk: _pk, statusKey: _statusKey, ...entry } = unmarshall(item);
+  return entry as StatusIndexEntry;
+};
+
+/**
+ * The records of a kind in a state, oldest `acceptedAt` first, page by page through the `status` index; no table
+ * scan. A page the filters emptied is not yielded.
+ *
+ * @example
+ * for await (const page of recordsByStatus('salesRegistration', 'failed', { acceptedBefore: hourAgo })) show(page);
+ */
+export async function* recordsByStatus(
+  kind: RecordKind,
+  status: RecordStatus,
+  options: StatusQueryOptions = {},
+): AsyncGenerator<StatusIndexEntry[]> {
+  const reader = options.reader ?? serviceReader();
+  const input = statusQuery(kind, status, options);
+  let startKey: Item | undefined;
+  do {
+    const out = await reader.query({ ...input, Limit: options.pageSize ?? 100, ExclusiveStartKey: startKey });
+    const entries = (out.Items ?? []).map(entryOf);
+    if (entries.length > 0) yield entries;
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+}
+
+/**
+ * How many records of a kind are in a state (with the same narrowing as {@link recordsByStatus}): Query with
+ * `Select: COUNT` over the partition, page by page (DynamoDB counts at most 1 MB of the index a call).
+ *
+ * @example
+ * await countByStatus('caseRecord', 'failed') // 3
+ */
+export const countByStatus = async (
+  kind: RecordKind,
+  status: RecordStatus,
+  options: Omit<StatusQueryOptions, 'pageSize'> = {},
+): Promise<number> => {
+  const reader = options.reader ?? serviceReader();
+  const input = statusQuery(kind, status, options);
+  let count = 0;
+  let startKey: Item | undefined;
+  do {
+    const out = await reader.query({ ...input, Select: 'COUNT', ExclusiveStartKey: startKey });
+    count += out.Count ?? 0;
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return count;
+};
+
+/**
+ * The ids of an owner's sales records with this frame number, oldest `acceptedAt` first, through the `frame`
+ * index (partition key `<owner>#<FrameNum>`); with `acceptedBefore`, only those accepted before then. No table scan.
+ *
+ * @example
+ * await frameRecordIds('example-dealer', 'TESTFRAME00000001') // ['3f0c...', '9a1b...']
+ */
+export const frameRecordIds = async (
+  owner: string,
+  frameNum: string,
+  options: { acceptedBefore?: string; reader?: TableReader } = {},
+): Promise<string[]> => {
+  const reader = options.reader ?? serviceReader();
+  const ids: string[] = [];
+  let startKey: Item | undefined;
+  do {
+    const out = await reader.query({
+      TableName: recordsTable(),
+      IndexName: FRAME_INDEX,
+      KeyConditionExpression:
+        options.acceptedBefore === undefined
+          ? 'frameKey = :frameKey'
+          : 'frameKey = :frameKey AND acceptedAt < :before',
+      ExpressionAttributeValues: {
+        ':frameKey': { S: frameKeyOf(owner, frameNum) },
+        ...(options.acceptedBefore === undefined ? {} : { ':before': { S: options.acceptedBefore } }),
+      },
+      ProjectionExpression: 'id',
+      ExclusiveStartKey: startKey,
+    });
+    for (const item of out.Items ?? []) if (item.id?.S) ids.push(item.id.S);
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return ids;
+};
+
+/**
+ * One status record in full (a consistent GetItem), or undefined when there is none with that id (a content
+ * alias is no record either).
+ *
+ * @example
+ * const status = await readStatusRecord('3f0c...', { reader });
+ */
+export const readStatusRecord = async (
+  id: string,
+  options: { reader?: TableReader } = {},
+): Promise<StatusRecord | undefined> => {
+  const reader = options.reader ?? serviceReader();
+  const out = await reader.getItem({
+    TableName: recordsTable(),
+    Key: { pk: { S: id } },
+    ConsistentRead: true,
+  });
+  if (!out.Item || out.Item.aliasOf) return undefined;
+  const { pk: _pk, ...rest } = unmarshall(out.Item);
+  return rest as StatusRecord;
+};

@@ -1,0 +1,12 @@
+/**
+ * `npm run records -- [filters] [--counts] [--json]` and `npm run records -- <id>`: lists, searches and counts the
+ * status records of the running `npm start` or of an AWS stage (--stage), or shows one record in full. See the
+ * README, "Operations: finding records", and scripts/records/constants.ts for the usage.
+ */
+import { runRecords } from './records/run.ts';
+
+process.exitCode = await runRecords(process.argv.slice(2), process.env, {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  errIsTerminal: process.stderr.isTTY === true,
+});
