@@ -10,29 +10,21 @@ import { GetItemCommand, QueryCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
 import type { RecordKind } from '../types.ts';
 import { FRAME_INDEX, frameKeyOf } from './frameRecords.ts';
+import { STATUS_INDEX, statusKeyOf } from './statusKey.ts';
 import type { Item } from './table.ts';
 import type { RecordStatus, StatusRecord } from './types.ts';
 
-/**
- * The global secondary index of every status record by kind and state: partition key `statusKey`
- * (`<kind>#<status>`), sort key `acceptedAt`. It projects what a listing shows (INCLUDE), never `record`: operations
- * list failed, rejected or stuck records from it without a table scan and without personal data.
+/*
+ * Look-ups of status records for operations, through the `status` index (partition key `<kind>#<status>`, sort key
+ * `acceptedAt`, lib/store/statusKey.ts) and the `frame` index: never a table scan. The index projects what a listing
+ * shows (INCLUDE), never `record`, so a listing reads no personal data.
  */
-export const STATUS_INDEX = 'status';
 
 /** Every state a record can be in, in the order of its life. */
 export const RECORD_STATUSES: readonly RecordStatus[] = ['accepted', 'delivered', 'rejected', 'failed'];
 
 /** Every kind of record. */
 export const RECORD_KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
-
-/**
- * The `status` index's partition key of a record of a kind in a state.
- *
- * @example
- * statusKeyOf('salesRegistration', 'rejected') // 'salesRegistration#rejected'
- */
-export const statusKeyOf = (kind: RecordKind, status: RecordStatus): string => `${kind}#${status}`;
 
 /** What the `status` index holds of a status record: a listing's row, without personal data. */
 export type StatusIndexEntry = Pick<

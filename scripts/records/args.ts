@@ -93,7 +93,9 @@ const recoverNpmSettings = (
     if (value === undefined) unresolved.push(other[0]);
     else values[other[0]] = value;
   }
-  if (unresolved.length > 0) throw new UsageError(`--${unresolved[0]} needs a value`);
+  // `--status lost`: the one value left goes to the one option left, whose check then names what is wrong.
+  if (unresolved.length === 1 && rest.length > 0) values[unresolved[0]] = rest.shift();
+  else if (unresolved.length > 0) throw new UsageError(`--${unresolved[0]} needs a value`);
   return rest;
 };
 
