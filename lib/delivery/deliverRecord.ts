@@ -4,6 +4,7 @@ import { sqsClient } from '../aws/clients.ts';
 import { ChangeMessageVisibilityCommand } from '../aws/jsonProtocol/sqs.ts';
 import { queueUrlFor } from '../config.ts';
 import type { DeliveryOutcome } from '../downstream/types.ts';
+import { publishAfterOutcome } from '../events/publish.ts';
 import type { OutcomeTally } from '../observability/metrics.ts';
 import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
 import { type AttemptOutcome, claimRecord, recordAttempt } from '../store/statusUpdates.ts';
@@ -109,11 +110,13 @@ export const deliverRecord = async (sqsRecord: SQSRecord, batch: BatchContext): 
   const outcome = await deliverToDownstream(message).catch(unreachable);
   const at = batch.now?.() ?? new Date();
   const attempts = outcome.reachedDownstream ? 1 : 0;
-  const record = (change: Omit<AttemptOutcome, 'attempts' | 'at'>) =>
-    recordAttempt(message.id, { ...change, attempts, at }, leaseUntil).then((recorded) => {
-      // Only if a worker ran past its lease: the outcome of the one that holds it now stands.
-      if (!recorded) log.error('lease lost before the outcome was recorded', { ...keys, attempt });
-    });
+  const record = async (change: Omit<AttemptOutcome, 'attempts' | 'at'>) => {
+    const written = await recordAttempt(status, { ...change, attempts, at }, leaseUntil);
+    // Only if a worker ran past its lease: the outcome of the one that holds it now stands.
+    if (!written) log.error('lease lost before the outcome was recorded', { ...keys, attempt });
+    else if (change.status !== 'accepted' && !(await publishAfterOutcome(written)))
+      log.warn('state change not published yet: the reconciler publishes it', { ...keys, attempt });
+  };
   if (outcome.kind === 'delivered') {
     await record({ status: 'delivered', downstreamId: outcome.downstreamId });
     tally.add('delivered', downstream, at.getTime() - Date.parse(status.acceptedAt));

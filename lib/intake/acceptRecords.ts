@@ -2,6 +2,7 @@ import { queueUrlFor } from '../config.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
 import { frameKeyOf } from '../store/frameRecords.ts';
+import { statusKeyOf } from '../store/statusKey.ts';
 import type { CallOptions } from '../store/statusRecords.ts';
 import { putContentAliasIfAbsent, putStatusRecordIfAbsent } from '../store/statusRecords.ts';
 import type { StatusRecord } from '../store/types.ts';
@@ -31,7 +32,7 @@ const PARALLEL_WRITES = 16;
  * A new `accepted` status record. It is in the `open` index from the start, due for the reconciler a few minutes
  * on: if this request dies before its message is sent, the reconciler queues the record; a worker that receives
  * the message first pushes `dueAt` on. A sales record also carries its `frameKey` (the sparse `frame` index, for
- * look-ups by frame number).
+ * look-ups by frame number) and its dealer; every record its `statusKey` (the `status` index, for operations).
  */
 export const newStatusRecord = (
   id: string,
@@ -48,10 +49,14 @@ export const newStatusRecord = (
   requestId: request.requestId,
   owner: request.owner,
   record,
+  statusKey: statusKeyOf(request.kind, 'accepted'),
   openKind: request.kind,
   dueAt: dueAfter(now, reconcileSettings().reconcileAfterSeconds),
   ...(request.kind === 'salesRegistration'
-    ? { frameKey: frameKeyOf(request.owner, (record as SalesRegistration).FrameNum) }
+    ? {
+        frameKey: frameKeyOf(request.owner, (record as SalesRegistration).FrameNum),
+        dealer: (record as SalesRegistration).DealerId,
+      }
     : {}),
 });
 

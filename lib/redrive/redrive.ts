@@ -5,14 +5,27 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
+import { publishAfterOutcome } from '../events/publish.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
 import { scanStatusRecords } from '../store/scanStatus.ts';
+import { getStatusRecord } from '../store/statusRecords.ts';
 import { reopenFailedRecord } from '../store/statusUpdates.ts';
+import type { StatusRecord } from '../store/types.ts';
 import type { QueuedRecord, RecordKind } from '../types.ts';
 
 /** Reopened records are due for the reconciler this long after the redrive, unless their message comes back first. */
 const reopenDue = (at: Date) => dueAfter(at, reconcileSettings().reconcileAfterSeconds);
+
+/**
+ * Reopens one `failed` record as read and publishes its `accepted` event (left in its outbox for the reconciler
+ * if the bus cannot take it now).
+ */
+const reopen = async (status: StatusRecord, at: Date): Promise<boolean> => {
+  const written = await reopenFailedRecord(status, { at, dueAt: reopenDue(at) });
+  if (written) await publishAfterOutcome(written);
+  return written !== undefined;
+};
 
 export interface RedriveQueues {
   sqs: SQSClient;
@@ -35,7 +48,7 @@ export const redriveByHand = async (queues: RedriveQueues): Promise<{ moved: num
   const at = new Date();
   const reopened: QueuedRecord[] = [];
   for await (const status of scanStatusRecords('failed', queues.kind)) {
-    if (await reopenFailedRecord(status.id, { at, dueAt: reopenDue(at) }))
+    if (await reopen(status, at))
       reopened.push({ id: status.id, kind: status.kind, requestId: status.requestId, record: status.record });
   }
   // Should sending fail, the records are `accepted` and due: the reconciler queues them.
@@ -59,7 +72,8 @@ const moveDeadLetters = async ({ sqs, queueUrl, deadLetterQueueUrl }: RedriveQue
     for (const message of messages) {
       const body = JSON.parse(message.Body ?? '{}') as Partial<QueuedRecord>;
       const at = new Date();
-      if (typeof body.id === 'string') await reopenFailedRecord(body.id, { at, dueAt: reopenDue(at) });
+      const status = typeof body.id === 'string' ? await getStatusRecord(body.id) : undefined;
+      if (status?.status === 'failed') await reopen(status, at);
     }
     const sent = await sqs.send(
       new SendMessageBatchCommand({
@@ -95,7 +109,7 @@ export const redriveOnAws = async (
   let reopened = 0;
   const at = new Date();
   for await (const status of scanStatusRecords('failed', kind)) {
-    if (await reopenFailedRecord(status.id, { at, dueAt: reopenDue(at) })) reopened++;
+    if (await reopen(status, at)) reopened++;
   }
   const task = await sqs.send(
     new StartMessageMoveTaskCommand({ SourceArn: arns.deadLetterQueueArn, DestinationArn: arns.queueArn }),

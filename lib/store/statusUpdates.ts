@@ -1,11 +1,14 @@
+import type { AttributeValue, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { ConditionalCheckFailedException, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
+import { stateChangeOf } from '../events/stateChange.ts';
+import { dueAfter } from '../reconcile/settings.ts';
+import { retentionTimes } from '../retention/settings.ts';
+import { statusKeyOf } from './statusKey.ts';
 import { fromItem, getStatusRecord } from './statusRecords.ts';
-import { conditionally } from './table.ts';
-import type { RecordStatus, StatusRecord } from './types.ts';
-
-type Value = { S: string } | { N: string };
+import type { HistoryEntry, RecordStatus, StatusRecord } from './types.ts';
 
 /** What claiming a record for delivery found. */
 export type ClaimResult =
@@ -63,32 +66,53 @@ export interface AttemptOutcome {
   dueAt?: string;
 }
 
+/** Unpublished events are published by the reconciler once they have waited this long (the worker tries at once). */
+export const EVENTS_DUE_AFTER_SECONDS = 60;
+
+const listOf = (entry: object): AttributeValue => ({
+  L: [{ M: marshall(entry, { removeUndefinedValues: true }) }],
+});
+
 /**
  * Records the outcome of one delivery attempt in one write and releases the claim. Only the worker whose lease
- * (`leaseUntil`) is still on the record moves it; a settled record leaves the `open` index.
+ * (`leaseUntil`) is still on the record moves it. The same write appends the attempt to the record's `history`,
+ * keeps `statusKey` in step, and when the record settles takes it out of the `open` index, puts the change's
+ * event in its outbox (`pendingEvents`, the `events` index) and dates the removal of its personal fields and its
+ * expiry (lib/retention). `claimed` is the record as the claim returned it: under the lease nobody else changes it.
  *
- * @returns false when the lease was no longer ours (nothing changed).
+ * @returns the record as written, or undefined when the lease was no longer ours (nothing changed).
  * @example
- * await recordAttempt(id, { status: 'delivered', attempts: 1, downstreamId: '4900000017', at: new Date() }, lease);
+ * await recordAttempt(claimed, { status: 'delivered', attempts: 1, downstreamId: '4900000017', at: new Date() }, lease);
  */
 export const recordAttempt = async (
-  id: string,
+  claimed: StatusRecord,
   outcome: AttemptOutcome,
   leaseUntil: string,
-): Promise<boolean> => {
+): Promise<StatusRecord | undefined> => {
   const set = [
     '#status = :status',
+    'statusKey = :statusKey',
     'attempts = if_not_exists(attempts, :zero) + :attempts',
     'updatedAt = :at',
+    '#history = list_append(if_not_exists(#history, :empty), :step)',
   ];
   const remove = ['leaseUntil'];
-  const values: Record<string, Value> = {
+  const values: Record<string, AttributeValue> = {
     ':status': { S: outcome.status },
+    ':statusKey': { S: statusKeyOf(claimed.kind, outcome.status) },
     ':attempts': { N: String(outcome.attempts) },
     ':zero': { N: '0' },
     ':at': { S: outcome.at.toISOString() },
     ':accepted': { S: 'accepted' },
     ':lease': { S: leaseUntil },
+    ':empty': { L: [] },
+    ':step': listOf({
+      at: outcome.at.toISOString(),
+      status: outcome.status,
+      reached: outcome.attempts === 1,
+      downstreamId: outcome.downstreamId,
+      error: outcome.error,
+    } satisfies HistoryEntry),
   };
   if (outcome.downstreamId) {
     set.push('downstreamId = :downstreamId');
@@ -100,55 +124,102 @@ export const recordAttempt = async (
   } else {
     remove.push('#error');
   }
-  if (outcome.status === 'accepted' && outcome.dueAt) {
-    set.push('dueAt = :due');
-    values[':due'] = { S: outcome.dueAt };
-  } else if (outcome.status !== 'accepted') {
+  if (outcome.status === 'accepted') {
+    if (outcome.dueAt) {
+      set.push('dueAt = :due');
+      values[':due'] = { S: outcome.dueAt };
+    }
+  } else {
     remove.push('openKind', 'dueAt');
+    const event = stateChangeOf(claimed, {
+      state: outcome.status,
+      attempts: claimed.attempts + outcome.attempts,
+      at: outcome.at,
+      downstreamId: outcome.downstreamId,
+      error: outcome.error,
+    });
+    const { purgeAt, expiresAt } = retentionTimes(outcome.status, outcome.at);
+    set.push(
+      'pendingEvents = list_append(if_not_exists(pendingEvents, :empty), :event)',
+      'eventsKind = :kind',
+      'eventsDueAt = :eventsDue',
+      'purgeKind = :kind',
+      'purgeAt = :purgeAt',
+      'expiresAt = :expiresAt',
+    );
+    values[':event'] = listOf(event);
+    values[':kind'] = { S: claimed.kind };
+    values[':eventsDue'] = { S: dueAfter(outcome.at, EVENTS_DUE_AFTER_SECONDS) };
+    values[':purgeAt'] = { S: purgeAt };
+    values[':expiresAt'] = { N: String(expiresAt) };
   }
-  return conditionally(
-    dynamoClient().send(
-      new UpdateItemCommand({
-        TableName: recordsTable(),
-        Key: { pk: { S: id } },
-        UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
-        ConditionExpression: '#status = :accepted AND leaseUntil = :lease',
-        ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-        ExpressionAttributeValues: values,
-      }),
-    ),
-  );
+  return updatedRecord({
+    TableName: recordsTable(),
+    Key: { pk: { S: claimed.id } },
+    UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
+    ConditionExpression: '#status = :accepted AND leaseUntil = :lease',
+    ExpressionAttributeNames: { '#status': 'status', '#error': 'error', '#history': 'history' },
+    ExpressionAttributeValues: values,
+    ReturnValues: 'ALL_NEW',
+  });
 };
 
 /**
  * Puts a `failed` record back to `accepted` (redrive), in the `open` index with `dueAt`: if no message of it comes
  * back (it expired from the dead-letter queue), the reconciler queues it then. Attempts and the last error stay as
- * history.
+ * history; the redrive is appended to it, its `accepted` event goes to the outbox, and the removal of its personal
+ * fields and its expiry are called off until it settles again. Only the record as read (`current.updatedAt`) is
+ * reopened, and never one whose personal fields are already removed (it could not be delivered).
  *
- * @returns false when the record was not `failed`.
+ * @returns the record as written, or undefined when it was not `failed` as read (or has lost its personal fields).
  * @example
- * await reopenFailedRecord(id, { at: new Date(), dueAt });
+ * await reopenFailedRecord(failedRecord, { at: new Date(), dueAt });
  */
 export const reopenFailedRecord = async (
-  id: string,
+  current: StatusRecord,
   reopen: { at: Date; dueAt: string },
-): Promise<boolean> => {
-  return conditionally(
-    dynamoClient().send(
-      new UpdateItemCommand({
-        TableName: recordsTable(),
-        Key: { pk: { S: id } },
-        UpdateExpression:
-          'SET #status = :accepted, updatedAt = :at, openKind = #kind, dueAt = :due REMOVE leaseUntil',
-        ConditionExpression: '#status = :failed',
-        ExpressionAttributeNames: { '#status': 'status', '#kind': 'kind' },
-        ExpressionAttributeValues: {
-          ':accepted': { S: 'accepted' },
-          ':failed': { S: 'failed' },
-          ':at': { S: reopen.at.toISOString() },
-          ':due': { S: reopen.dueAt },
-        },
-      }),
-    ),
-  );
+): Promise<StatusRecord | undefined> => {
+  const event = stateChangeOf(current, { state: 'accepted', attempts: current.attempts, at: reopen.at });
+  return updatedRecord({
+    TableName: recordsTable(),
+    Key: { pk: { S: current.id } },
+    UpdateExpression: [
+      'SET #status = :accepted, statusKey = :statusKey, updatedAt = :at, openKind = #kind, dueAt = :due,',
+      '#history = list_append(if_not_exists(#history, :empty), :step),',
+      'pendingEvents = list_append(if_not_exists(pendingEvents, :empty), :event),',
+      'eventsKind = #kind, eventsDueAt = :eventsDue',
+      'REMOVE leaseUntil, purgeKind, purgeAt, expiresAt',
+    ].join(' '),
+    ConditionExpression:
+      '#status = :failed AND updatedAt = :seen AND attribute_not_exists(personalDataRemovedAt)',
+    ExpressionAttributeNames: { '#status': 'status', '#kind': 'kind', '#history': 'history' },
+    ExpressionAttributeValues: {
+      ':accepted': { S: 'accepted' },
+      ':failed': { S: 'failed' },
+      ':statusKey': { S: statusKeyOf(current.kind, 'accepted') },
+      ':at': { S: reopen.at.toISOString() },
+      ':seen': { S: current.updatedAt },
+      ':due': { S: reopen.dueAt },
+      ':empty': { L: [] },
+      ':step': listOf({
+        at: reopen.at.toISOString(),
+        status: 'accepted',
+        reached: false,
+        redriven: true,
+      } satisfies HistoryEntry),
+      ':event': listOf(event),
+      ':eventsDue': { S: dueAfter(reopen.at, EVENTS_DUE_AFTER_SECONDS) },
+    },
+    ReturnValues: 'ALL_NEW',
+  });
+};
+
+const updatedRecord = async (input: UpdateItemCommandInput): Promise<StatusRecord | undefined> => {
+  try {
+    const out = await dynamoClient().send(new UpdateItemCommand(input));
+    return fromItem(out.Attributes ?? {});
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
 };

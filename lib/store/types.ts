@@ -1,7 +1,22 @@
+import type { RecordStateChanged } from '../events/types.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 
 /** Where a record stands. See the README for the state diagram. */
 export type RecordStatus = 'accepted' | 'delivered' | 'rejected' | 'failed';
+
+/** One step of a record's history: an attempt's outcome, or a redrive. */
+export interface HistoryEntry {
+  at: string;
+  /** The state the record was in after this step. */
+  status: RecordStatus;
+  /** Whether the delivery request reached the downstream system (counted in `attempts`). */
+  reached: boolean;
+  downstreamId?: string;
+  /** The downstream's refusal or the failure, with personal data removed. */
+  error?: string;
+  /** Present on the step that put a `failed` record back to `accepted`. */
+  redriven?: true;
+}
 
 /** The status record of one accepted record, as stored. */
 export interface StatusRecord {
@@ -43,6 +58,30 @@ export interface StatusRecord {
   frameKey?: string;
   /** While a worker delivers the record: until when its claim holds (ISO time). Others wait or drop their copy. */
   leaseUntil?: string;
+  /** `<kind>#<status>`, kept in step with `status`: the partition key of the `status` index (sort key `acceptedAt`). */
+  statusKey?: string;
+  /** Sales only: the DealerId, at the top so that operations can filter the `status` index by dealer. */
+  dealer?: number;
+  /** Every attempt's outcome and every redrive, oldest first. */
+  history?: HistoryEntry[];
+  /**
+   * The event outbox: changes of state not yet published, written in the same write as the change itself. With
+   * `eventsKind` and `eventsDueAt` (the sparse `events` index) while any are pending: the worker publishes them
+   * at once, the reconciler whatever is still there at `eventsDueAt`.
+   */
+  pendingEvents?: RecordStateChanged[];
+  eventsKind?: RecordKind;
+  eventsDueAt?: string;
+  /**
+   * While a settled record keeps its personal fields: the kind (partition key of the sparse `purge` index) and
+   * when they are removed (its sort key, ISO).
+   */
+  purgeKind?: RecordKind;
+  purgeAt?: string;
+  /** When the personal fields of `record` were removed (ISO); after that the record cannot be redriven. */
+  personalDataRemovedAt?: string;
+  /** Epoch seconds: DynamoDB's TTL removes the status record after it (set when it settles). */
+  expiresAt?: number;
 }
 
 /**

@@ -6,6 +6,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { publishDueEvents } from '../../lib/events/publish.ts';
 import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
 import { purgePersonalData } from '../../lib/retention/purge.ts';
 import { positiveInteger } from '../../lib/settings.ts';
@@ -59,6 +60,9 @@ const startReconciler = () => {
         const { requeued } = await reconcileOpenRecords();
         const count = requeued.salesRegistration + requeued.caseRecord;
         if (count > 0) log(`reconciler: queued again ${count} record(s) nobody had queued in time`);
+        const { published } = await publishDueEvents();
+        if (published > 0)
+          log(`reconciler: published ${published} state change(s) a worker had left unpublished`);
         const { purged } = await purgePersonalData();
         const removed = purged.salesRegistration + purged.caseRecord;
         if (removed > 0) log(`reconciler: removed the personal data of ${removed} settled record(s)`);

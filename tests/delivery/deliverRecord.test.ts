@@ -287,10 +287,12 @@ describe('a copy meeting another worker’s lease', () => {
     const { id, sqsRecord, acceptedAt } = await acceptedSale();
     const now = new Date(acceptedAt.getTime() + 5000);
     const rivalLease = secondsAfter(now, 30);
-    await claimRecord(id, { now, leaseUntil: rivalLease, dueAt: secondsAfter(now, 400) });
+    const rival = await claimRecord(id, { now, leaseUntil: rivalLease, dueAt: secondsAfter(now, 400) });
+    if (!rival.claimed) throw new Error('not claimed');
+    const rivalClaim = rival.claimed;
     dynamo.before('GetItem', async () => {
       await recordAttempt(
-        id,
+        rivalClaim,
         { status: 'accepted', attempts: 1, error: 'HTTP 503', at: now, dueAt: secondsAfter(now, 330) },
         rivalLease,
       );

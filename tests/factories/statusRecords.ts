@@ -4,13 +4,14 @@ import { caseInput } from './records.ts';
 
 /**
  * A case status record as a request left it at 08:00 (`accepted`, in the `open` index, due at 08:05), with a fresh
- * id; `changes` make it something else.
+ * id and the `statusKey` of its status; `changes` make it something else.
  *
  * @example
  * await seedStatusRecords([acceptedCase({ status: 'failed', openKind: undefined, dueAt: undefined })]);
  */
 export const acceptedCase = (changes: Partial<StatusRecord> = {}): StatusRecord => ({
   id: randomBytes(16).toString('hex'),
+  statusKey: `caseRecord#${changes.status ?? 'accepted'}`,
   kind: 'caseRecord',
   status: 'accepted',
   attempts: 0,

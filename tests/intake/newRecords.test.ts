@@ -43,6 +43,8 @@ describe('a new status record', () => {
       openKind: 'salesRegistration',
       dueAt: '2026-11-22T08:05:00.000Z',
       frameKey: `example-dealer#${record.FrameNum}`,
+      dealer: record.DealerId,
+      statusKey: 'salesRegistration#accepted',
     });
   });
 
@@ -56,7 +58,13 @@ describe('a new status record', () => {
       now: NOW,
     });
     const stored = await getStatusRecord(id);
-    expect(stored).toMatchObject({ kind: 'caseRecord', status: 'accepted', openKind: 'caseRecord' });
+    expect(stored).toMatchObject({
+      kind: 'caseRecord',
+      status: 'accepted',
+      openKind: 'caseRecord',
+      statusKey: 'caseRecord#accepted',
+    });
     expect(stored).not.toHaveProperty('frameKey');
+    expect(stored).not.toHaveProperty('dealer');
   });
 });

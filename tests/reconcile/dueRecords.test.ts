@@ -194,13 +194,13 @@ describe('a record that a worker changes between the index read and the record r
     dynamo.before('BatchGetItem', async () => {
       const leaseUntil = '2026-11-22T08:07:30.000Z';
       const claim = await claimRecord(record.id, { now, leaseUntil, dueAt: '2026-11-22T08:12:30.000Z' });
-      expect(claim.claimed).toBeDefined();
+      if (!claim.claimed) throw new Error('not claimed');
       const recorded = await recordAttempt(
-        record.id,
+        claim.claimed,
         { status: 'delivered', attempts: 1, downstreamId: '49000001', at: now },
         leaseUntil,
       );
-      expect(recorded).toBe(true);
+      expect(recorded).toMatchObject({ status: 'delivered' });
     });
     // Act
     const result = await reconcileOpenRecords({ now, kinds: ['caseRecord'] });
@@ -221,9 +221,10 @@ describe('a record that a worker changes between the index read and the record r
     await seedStatusRecords([record]);
     dynamo.before('BatchGetItem', async () => {
       const leaseUntil = '2026-11-22T08:07:30.000Z';
-      await claimRecord(record.id, { now, leaseUntil, dueAt: '2026-11-22T08:12:30.000Z' });
+      const claim = await claimRecord(record.id, { now, leaseUntil, dueAt: '2026-11-22T08:12:30.000Z' });
+      if (!claim.claimed) throw new Error('not claimed');
       await recordAttempt(
-        record.id,
+        claim.claimed,
         { status: 'accepted', attempts: 1, error: 'HTTP 503', at: now, dueAt: '2026-11-22T08:11:30.000Z' },
         leaseUntil,
       );

@@ -103,14 +103,14 @@ describe('the reconciler', () => {
     });
     await seedStatusRecords([failed]);
     // Act
-    const reopened = await reopenFailedRecord(failed.id, {
+    const reopened = await reopenFailedRecord(failed, {
       at: at('2026-11-22T09:00:00Z'),
       dueAt: '2026-11-22T09:05:00.000Z',
     });
     const before = await reconcileOpenRecords({ now: at('2026-11-22T09:04:00Z'), kinds: ['caseRecord'] });
     const after = await reconcileOpenRecords({ now: at('2026-11-22T09:06:00Z'), kinds: ['caseRecord'] });
     // Assess
-    expect(reopened).toBe(true);
+    expect(reopened).toMatchObject({ status: 'accepted' });
     expect(before.requeued.caseRecord).toBe(0);
     expect(after.requeued.caseRecord).toBe(1);
     expect(await queuedIds()).toEqual([failed.id]);

@@ -93,67 +93,139 @@ describe('recordAttempt', () => {
   const claimed = async (changes: Partial<StatusRecord> = {}) => {
     const record = accepted(changes);
     await seedStatusRecords([record]);
-    await claimRecord(record.id, { now: NOW, leaseUntil: iso(90), dueAt: iso(390) });
-    return record;
+    const claim = await claimRecord(record.id, { now: NOW, leaseUntil: iso(90), dueAt: iso(390) });
+    if (!claim.claimed) throw new Error('not claimed');
+    return claim.claimed;
   };
+  const DAY = 86_400;
 
-  it('a delivery: delivered with the downstream id, one more attempt, out of the open index, lease and error gone', async () => {
+  it('a delivery: delivered, one more attempt, out of the open index, the event in the outbox, retention dated', async () => {
     // Prepare: a record with an earlier attempt's error.
     const record = await claimed({ attempts: 2, error: 'HTTP 503' });
     // Act
-    const recorded = await recordAttempt(
-      record.id,
+    const written = await recordAttempt(
+      record,
       { status: 'delivered', attempts: 1, downstreamId: '49000017', at: NOW },
       iso(90),
     );
-    // Assess
-    expect(recorded).toBe(true);
-    const { openKind: _o, dueAt: _d, error: _e, ...rest } = record;
-    expect(await getStatusRecord(record.id)).toEqual({
+    // Assess: what it returns is what is stored.
+    const { openKind: _o, dueAt: _d, error: _e, leaseUntil: _l, ...rest } = record;
+    const event = {
+      eventId: `${record.id}:${NOW.toISOString()}`,
+      recordId: record.id,
+      kind: 'caseRecord',
+      client: 'example-web-forms',
+      state: 'delivered',
+      previousState: 'accepted',
+      attempts: 3,
+      at: NOW.toISOString(),
+      acceptedAt: record.acceptedAt,
+      downstreamId: '49000017',
+    };
+    const stored = await getStatusRecord(record.id);
+    expect(written).toEqual(stored);
+    expect(stored).toEqual({
       ...rest,
       status: 'delivered',
+      statusKey: 'caseRecord#delivered',
       attempts: 3,
       downstreamId: '49000017',
       updatedAt: NOW.toISOString(),
+      history: [{ at: NOW.toISOString(), status: 'delivered', reached: true, downstreamId: '49000017' }],
+      pendingEvents: [event],
+      eventsKind: 'caseRecord',
+      eventsDueAt: iso(60),
+      purgeKind: 'caseRecord',
+      purgeAt: iso(30 * DAY),
+      expiresAt: NOW.getTime() / 1000 + 400 * DAY,
     });
   });
 
-  it('a refusal: rejected with its error, out of the open index', async () => {
+  it('a refusal: rejected with its error, out of the open index, the error in history and event', async () => {
     const record = await claimed();
     await recordAttempt(
-      record.id,
+      record,
       { status: 'rejected', attempts: 1, error: 'Dealer blocked', at: NOW },
       iso(90),
     );
     const stored = await getStatusRecord(record.id);
-    expect(stored).toMatchObject({ status: 'rejected', attempts: 1, error: 'Dealer blocked' });
+    expect(stored).toMatchObject({
+      status: 'rejected',
+      statusKey: 'caseRecord#rejected',
+      attempts: 1,
+      error: 'Dealer blocked',
+      history: [{ status: 'rejected', reached: true, error: 'Dealer blocked' }],
+      pendingEvents: [{ state: 'rejected', attempts: 1, error: 'Dealer blocked' }],
+    });
     expect(stored).not.toHaveProperty('openKind');
     expect(stored).not.toHaveProperty('dueAt');
     expect(stored).not.toHaveProperty('downstreamId');
   });
 
-  it('a transient failure: still accepted, in the open index, due when given, lease gone', async () => {
+  it('failed: personal data kept twice as long', async () => {
+    const record = await claimed({ attempts: 4 });
+    await recordAttempt(record, { status: 'failed', attempts: 1, error: 'HTTP 503', at: NOW }, iso(90));
+    expect(await getStatusRecord(record.id)).toMatchObject({
+      status: 'failed',
+      statusKey: 'caseRecord#failed',
+      purgeAt: iso(60 * DAY),
+      expiresAt: NOW.getTime() / 1000 + 400 * DAY,
+      pendingEvents: [{ state: 'failed', attempts: 5 }],
+    });
+  });
+
+  it('a transient failure: still accepted, in the open index, due when given, lease gone; no event, no retention', async () => {
     const record = await claimed();
     await recordAttempt(
-      record.id,
+      record,
       { status: 'accepted', attempts: 1, error: 'HTTP 503', at: NOW, dueAt: iso(330) },
       iso(90),
     );
     const stored = await getStatusRecord(record.id);
     expect(stored).toMatchObject({
       status: 'accepted',
+      statusKey: 'caseRecord#accepted',
       attempts: 1,
       error: 'HTTP 503',
       openKind: 'caseRecord',
       dueAt: iso(330),
+      history: [{ status: 'accepted', reached: true, error: 'HTTP 503' }],
     });
-    expect(stored).not.toHaveProperty('leaseUntil');
+    for (const absent of ['leaseUntil', 'pendingEvents', 'eventsKind', 'purgeAt', 'expiresAt'])
+      expect(stored).not.toHaveProperty(absent);
+  });
+
+  it('appends to the history and the outbox: each attempt one step, oldest first', async () => {
+    // Prepare: one transient failure recorded, then claimed again.
+    const record = await claimed();
+    await recordAttempt(
+      record,
+      { status: 'accepted', attempts: 0, error: 'not attempted: x', at: NOW },
+      iso(90),
+    );
+    const later = new Date(NOW.getTime() + 100_000);
+    const again = await claimRecord(record.id, { now: later, leaseUntil: iso(200), dueAt: iso(500) });
+    if (!again.claimed) throw new Error('not claimed');
+    // Act
+    await recordAttempt(
+      again.claimed,
+      { status: 'delivered', attempts: 1, downstreamId: '7', at: later },
+      iso(200),
+    );
+    // Assess
+    const stored = await getStatusRecord(record.id);
+    expect(stored?.history?.map((step) => [step.status, step.reached])).toEqual([
+      ['accepted', false],
+      ['delivered', true],
+    ]);
+    expect(stored?.pendingEvents).toHaveLength(1);
+    expect(stored?.pendingEvents?.[0]).toMatchObject({ state: 'delivered', attempts: 1 });
   });
 
   it('a settled outcome leaves the open index even when given a due time', async () => {
     const record = await claimed();
     await recordAttempt(
-      record.id,
+      record,
       { status: 'delivered', attempts: 1, downstreamId: '1', at: NOW, dueAt: iso(330) },
       iso(90),
     );
@@ -166,7 +238,7 @@ describe('recordAttempt', () => {
   it('a transient failure without a due time keeps the one the claim set', async () => {
     const record = await claimed();
     await recordAttempt(
-      record.id,
+      record,
       { status: 'accepted', attempts: 0, error: 'not attempted: x', at: NOW },
       iso(90),
     );
@@ -183,7 +255,7 @@ describe('recordAttempt', () => {
     await seedStatusRecords([withoutAttempts as StatusRecord]);
     await claimRecord(withoutAttempts.id, { now: NOW, leaseUntil: iso(90), dueAt: iso(390) });
     await recordAttempt(
-      withoutAttempts.id,
+      { ...withoutAttempts, attempts: 0 },
       { status: 'delivered', attempts: 1, downstreamId: '1', at: NOW },
       iso(90),
     );
@@ -197,55 +269,94 @@ describe('recordAttempt', () => {
     await claimRecord(record.id, { now: later, leaseUntil: iso(181), dueAt: iso(481) });
     const before = await getStatusRecord(record.id);
     // Act
-    const recorded = await recordAttempt(
-      record.id,
+    const written = await recordAttempt(
+      record,
       { status: 'delivered', attempts: 1, downstreamId: '1', at: NOW },
       iso(90),
     );
     // Assess
-    expect(recorded).toBe(false);
+    expect(written).toBeUndefined();
     expect(await getStatusRecord(record.id)).toEqual(before);
   });
 
   it('changes nothing on a settled record, even with its last lease', async () => {
     const record = accepted({ status: 'failed', leaseUntil: iso(90), openKind: undefined, dueAt: undefined });
     await seedStatusRecords([record]);
-    const recorded = await recordAttempt(record.id, { status: 'delivered', attempts: 1, at: NOW }, iso(90));
-    expect(recorded).toBe(false);
+    const written = await recordAttempt(record, { status: 'delivered', attempts: 1, at: NOW }, iso(90));
+    expect(written).toBeUndefined();
     expect(await getStatusRecord(record.id)).toEqual(record);
   });
 });
 
 describe('reopenFailedRecord', () => {
-  it('puts a failed record back to accepted, in the open index, due when given, keeping attempts and error', async () => {
-    // Prepare: failed, with a lease left over from its last attempt.
-    const record = accepted({
+  const failed = (changes: Partial<StatusRecord> = {}) =>
+    accepted({
       status: 'failed',
       attempts: 5,
       error: 'HTTP 503',
       openKind: undefined,
       dueAt: undefined,
       leaseUntil: iso(-60),
+      updatedAt: iso(-30),
+      purgeKind: 'caseRecord',
+      purgeAt: iso(86_400),
+      expiresAt: 1,
+      ...changes,
     });
+
+  it('puts a failed record back to accepted: open index, history step, accepted event, retention called off', async () => {
+    // Prepare: failed, with a lease left over from its last attempt.
+    const record = failed();
     await seedStatusRecords([record]);
     // Act
-    const reopened = await reopenFailedRecord(record.id, { at: NOW, dueAt: iso(300) });
+    const reopened = await reopenFailedRecord(record, { at: NOW, dueAt: iso(300) });
     // Assess
-    expect(reopened).toBe(true);
-    const { leaseUntil: _l, ...rest } = record;
-    expect(await getStatusRecord(record.id)).toEqual({
+    const { leaseUntil: _l, purgeKind: _k, purgeAt: _p, expiresAt: _x, ...rest } = record;
+    const stored = await getStatusRecord(record.id);
+    expect(reopened).toEqual(stored);
+    expect(stored).toEqual({
       ...rest,
       status: 'accepted',
+      statusKey: 'caseRecord#accepted',
       updatedAt: NOW.toISOString(),
       openKind: 'caseRecord',
       dueAt: iso(300),
+      history: [{ at: NOW.toISOString(), status: 'accepted', reached: false, redriven: true }],
+      pendingEvents: [
+        {
+          eventId: `${record.id}:${NOW.toISOString()}`,
+          recordId: record.id,
+          kind: 'caseRecord',
+          client: 'example-web-forms',
+          state: 'accepted',
+          previousState: 'failed',
+          attempts: 5,
+          at: NOW.toISOString(),
+          acceptedAt: record.acceptedAt,
+        },
+      ],
+      eventsKind: 'caseRecord',
+      eventsDueAt: iso(60),
     });
   });
 
   it('leaves a record that is not failed', async () => {
     const record = accepted({ status: 'rejected', openKind: undefined, dueAt: undefined });
     await seedStatusRecords([record]);
-    expect(await reopenFailedRecord(record.id, { at: NOW, dueAt: iso(300) })).toBe(false);
+    expect(await reopenFailedRecord(record, { at: NOW, dueAt: iso(300) })).toBeUndefined();
+    expect(await getStatusRecord(record.id)).toEqual(record);
+  });
+
+  it('leaves a failed record that changed since it was read (another redrive got there first)', async () => {
+    const record = failed();
+    await seedStatusRecords([{ ...record, updatedAt: iso(-10) }]);
+    expect(await reopenFailedRecord(record, { at: NOW, dueAt: iso(300) })).toBeUndefined();
+  });
+
+  it('leaves a failed record whose personal data is already removed: it could not be delivered', async () => {
+    const record = failed({ personalDataRemovedAt: iso(-20) });
+    await seedStatusRecords([record]);
+    expect(await reopenFailedRecord(record, { at: NOW, dueAt: iso(300) })).toBeUndefined();
     expect(await getStatusRecord(record.id)).toEqual(record);
   });
 });

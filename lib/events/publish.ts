@@ -1,0 +1,157 @@
+import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { dynamoClient, eventBridgeClient } from '../aws/clients.ts';
+import { QueryCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
+import { PutEventsCommand } from '../aws/jsonProtocol/eventBridge.ts';
+import { recordsTable } from '../config.ts';
+import { required } from '../settings.ts';
+import { getStatusRecords } from '../store/statusRecords.ts';
+import { conditionally, type Item } from '../store/table.ts';
+import type { StatusRecord } from '../store/types.ts';
+import type { RecordKind } from '../types.ts';
+import { EVENT_SOURCE, RECORD_STATE_CHANGED } from './constants.ts';
+import type { RecordStateChanged } from './types.ts';
+
+/** The sparse index of records with events in their outbox: `eventsKind`, sorted by `eventsDueAt`. Keys only. */
+export const EVENTS_INDEX = 'events';
+
+/** PutEvents takes at most 10 entries a call. */
+const ENTRIES_PER_CALL = 10;
+
+/** The stack's event bus (`EVENT_BUS_NAME`). */
+export const eventBusName = (env = process.env): string => required('EVENT_BUS_NAME', env.EVENT_BUS_NAME);
+
+const entryOf = (event: RecordStateChanged, bus: string): PutEventsRequestEntry => ({
+  EventBusName: bus,
+  Source: EVENT_SOURCE,
+  DetailType: RECORD_STATE_CHANGED,
+  Detail: JSON.stringify(event),
+  Time: new Date(event.at),
+});
+
+/** Publishes events, 10 a call; true only when the bus took every one of them. */
+const putEvents = async (events: RecordStateChanged[]): Promise<boolean> => {
+  const bus = eventBusName();
+  for (let i = 0; i < events.length; i += ENTRIES_PER_CALL) {
+    const out = await eventBridgeClient().send(
+      new PutEventsCommand({ Entries: events.slice(i, i + ENTRIES_PER_CALL).map((e) => entryOf(e, bus)) }),
+    );
+    if ((out.FailedEntryCount ?? 0) > 0) return false;
+  }
+  return true;
+};
+
+/**
+ * Empties a record's outbox of the events just published, unless more were added meanwhile (then the next run
+ * publishes all again: a receiver sees a copy, with the same `eventId`, rather than miss one).
+ */
+const clearOutbox = (id: string, published: number): Promise<boolean> =>
+  conditionally(
+    dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: recordsTable(),
+        Key: { pk: { S: id } },
+        UpdateExpression: 'REMOVE pendingEvents, eventsKind, eventsDueAt',
+        ConditionExpression: 'size(pendingEvents) = :published',
+        ExpressionAttributeValues: { ':published': { N: String(published) } },
+      }),
+    ),
+  );
+
+/**
+ * Publishes the events in a record's outbox to the stack's bus and then empties the outbox. At least once: a crash
+ * between the two leaves them for the reconciler, which publishes them again (same `eventId`).
+ *
+ * @returns how many events were published (0 when there were none).
+ * @throws when the bus refused them or could not be reached; they stay in the outbox.
+ * @example
+ * const written = await recordAttempt(claimed, outcome, lease);
+ * if (written) await publishRecordEvents(written).catch(() => undefined); // the reconciler tries again
+ */
+export const publishRecordEvents = async (
+  record: Pick<StatusRecord, 'id' | 'pendingEvents'>,
+): Promise<number> => {
+  const events = record.pendingEvents ?? [];
+  if (events.length === 0) return 0;
+  if (!(await putEvents(events))) throw new Error('the event bus refused events');
+  await clearOutbox(record.id, events.length);
+  return events.length;
+};
+
+/** After the bus failed a worker, it leaves publishing to the reconciler this long (no timeout per record). */
+const BUS_PAUSE_MS = 30_000;
+let busPausedUntil = 0;
+
+/**
+ * The worker's part: publishes a record's outbox right after the outcome was written, never failing or holding up
+ * the delivery. When the bus fails, the events stay in the outbox for the reconciler, and for the next 30 s the
+ * worker does not try again (a bus outage costs no delivery a timeout).
+ *
+ * @returns true when published now, false when left for the reconciler.
+ * @example
+ * const written = await recordAttempt(claimed, outcome, lease);
+ * if (written) await publishAfterOutcome(written);
+ */
+export const publishAfterOutcome = async (
+  record: Pick<StatusRecord, 'id' | 'pendingEvents'>,
+  now = Date.now(),
+): Promise<boolean> => {
+  if (now < busPausedUntil) return false;
+  try {
+    await publishRecordEvents(record);
+    return true;
+  } catch {
+    busPausedUntil = now + BUS_PAUSE_MS;
+    return false;
+  }
+};
+
+/** What a run of {@link publishDueEvents} did. */
+export interface DueEventsResult {
+  /** Events published. */
+  published: number;
+  /** Records whose events could not be published (they stay for the next run). */
+  unpublished: number;
+}
+
+/**
+ * The reconciler's part: publishes the events still in records' outboxes at their `eventsDueAt` (a worker that
+ * crashed or found the bus unreachable after recording an outcome), through the sparse `events` index, no scan.
+ *
+ * @example
+ * const { published } = await publishDueEvents({ now: new Date() });
+ */
+export const publishDueEvents = async (
+  options: { now?: Date; kinds?: readonly RecordKind[]; pageSize?: number } = {},
+): Promise<DueEventsResult> => {
+  const now = (options.now ?? new Date()).toISOString();
+  const result: DueEventsResult = { published: 0, unpublished: 0 };
+  for (const kind of options.kinds ?? (['salesRegistration', 'caseRecord'] as const)) {
+    let startKey: Item | undefined;
+    do {
+      const out = await dynamoClient().send(
+        new QueryCommand({
+          TableName: recordsTable(),
+          IndexName: EVENTS_INDEX,
+          KeyConditionExpression: 'eventsKind = :kind AND eventsDueAt <= :now',
+          ExpressionAttributeValues: marshall({ ':kind': kind, ':now': now }),
+          Limit: options.pageSize ?? 100,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      const ids = (out.Items ?? []).map((item) => item.pk?.S ?? '').filter(Boolean);
+      const records = await getStatusRecords(ids, { consistent: true });
+      for (const record of records.values()) {
+        try {
+          result.published += await publishRecordEvents(record);
+        } catch {
+          // The bus is down or refusing: the rest waits for the next run rather than each waiting for its timeout.
+          result.unpublished++;
+          return result;
+        }
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+  }
+  return result;
+};
