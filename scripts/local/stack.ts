@@ -17,6 +17,7 @@ import {
   readCachedServerlessConfig,
   writeCachedServerlessConfig,
 } from './serverlessConfig.ts';
+import { type LocalWebhooks, startLocalWebhooks } from './webhooks.ts';
 
 /** Any HTTP status from this route means offline routes requests (it also warms the handler up). */
 const readyCheckPath = '/erp/sales_registration/ready-check';
@@ -53,6 +54,10 @@ export interface LocalStack {
   dynamoEndpoint: string;
   region: string;
   dataDir: string;
+  /** The local EventBridge (AWS_ENDPOINT_URL_EVENTBRIDGE), e.g. http://127.0.0.1:41236. */
+  eventBusUrl: string;
+  /** The sandbox webhook receiver (LOCAL_WEBHOOK_RECEIVER_URL): GET <url>/hooks lists what arrived. */
+  webhookReceiverUrl: string;
   /**
    * What was set on top of the inherited environment for serverless-offline: the provider.environment
    * references (SALES_REGISTRATION_QUEUE_URL, CASE_QUEUE_URL, RECORDS_TABLE, ...), AWS_ENDPOINT_URL_SQS,
@@ -82,6 +87,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   let queue: LocalQueueServer | undefined;
   let store: LocalStoreServer | undefined;
+  let webhooks: LocalWebhooks | undefined;
   let offline: OfflineProcess | undefined;
   let stopHook: (() => Promise<void>) | undefined;
   let stopping: Promise<void> | undefined;
@@ -99,7 +105,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await attempt(async () => store?.markStopping());
       await attempt(stopHook);
       await attempt(async () => offline?.stop());
-      await Promise.all([attempt(async () => queue?.close()), attempt(async () => store?.close())]);
+      await Promise.all([
+        attempt(async () => queue?.close()),
+        attempt(async () => store?.close()),
+        attempt(async () => webhooks?.stop()),
+      ]);
       if (errors.length > 0) throw new AggregateError(errors, 'stopping the local stack failed');
     })();
     return stopping;
@@ -134,11 +144,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       storeStarting.catch(reject);
     });
     // allSettled, not all: on a failure, stop() must see every emulator that did start.
-    const [queueServer, storeServer, ports, cached] = await allSettled([
+    const [queueServer, storeServer, ports, cached, localWebhooks] = await allSettled([
       startLocalQueue().then((server) => (queue = server)),
       storeStarting.then((server) => (store = server)),
       freePorts(requestedPort === 0 ? 3 : 2),
       readCachedServerlessConfig(),
+      // Once the data directory is ours: the bus resumes the webhook deliveries the last run left pending there.
+      dataDirLocked.then(() => startLocalWebhooks({ dataDir })).then((started) => (webhooks = started)),
       requestedPort === 0 ? undefined : dataDirLocked.then(() => waitForPortFree(requestedPort, { signal })),
     ] as const);
     timing('emulators');
@@ -164,6 +176,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       PORT: String(port),
       OFFLINE_LAMBDA_PORT: String(lambdaPort),
       OFFLINE_WEBSOCKET_PORT: String(websocketPort),
+      ...localWebhooks.env,
       ...options.env,
     });
     const spawnOffline = (env: Record<string, string>) => {
@@ -190,6 +203,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamodb: storeServer.endpoint,
     });
     timing('queues and tables');
+    localWebhooks.bus.answerTo(Object.values(resources.buses).map((bus) => bus.name));
     signal?.throwIfAborted();
     const env = localEnv(resources.env);
     if (!child || !guessed || !sameEntries(guessed, resources.env)) {
@@ -237,6 +251,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamoEndpoint: storeServer.endpoint,
       region: localRegion,
       dataDir,
+      eventBusUrl: localWebhooks.bus.url,
+      webhookReceiverUrl: localWebhooks.receiver.url,
       env,
       queues: resources.queues,
       tables: resources.tables,
@@ -244,6 +260,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       crashed: crashedUnlessStopped,
       stop,
     };
+
+    for (const line of localWebhooks.lines) process.stderr.write(`[local] ${line}\n`);
 
     // ---- HOOK: re-queue `accepted` records and start the worker poller (see LocalStackOptions.onStarted).
     stopHook = (await options.onStarted?.(stack)) || undefined;
