@@ -2,6 +2,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
+import { retentionSettings } from '../retention/settings.ts';
 import { batchGetItems, conditionally, type Item } from './table.ts';
 import type { ContentAlias, StatusRecord } from './types.ts';
 
@@ -69,9 +70,14 @@ export const getStatusRecord = async (
   return slot && !('aliasOf' in slot) ? slot : undefined;
 };
 
+/** When a content alias expires (epoch seconds): RECORD_RETENTION_DAYS after the acceptance it stands for. */
+const aliasExpiresAt = (acceptedAt: string): number =>
+  Math.floor(Date.parse(acceptedAt) / 1000) + retentionSettings().recordDays * 86_400;
+
 /**
  * Points a content's first id at the record accepted for it under an `Idempotency-Key`, unless something stands
- * there already (the content was accepted before: the key still decides for keyed requests).
+ * there already (the content was accepted before: the key still decides for keyed requests). The alias holds ids
+ * only, and expires by TTL (`expiresAt`) RECORD_RETENTION_DAYS after its acceptance, as records do after settling.
  *
  * @example
  * await putContentAliasIfAbsent({ id: firstId, aliasOf: keyedRecordId, kind, owner, acceptedAt });
@@ -84,7 +90,10 @@ export const putContentAliasIfAbsent = async (
     dynamoClient().send(
       new PutItemCommand({
         TableName: recordsTable(),
-        Item: marshall({ pk: alias.id, ...alias }, { removeUndefinedValues: true }),
+        Item: marshall(
+          { pk: alias.id, ...alias, expiresAt: aliasExpiresAt(alias.acceptedAt) },
+          { removeUndefinedValues: true },
+        ),
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
       options,

@@ -98,6 +98,8 @@ export interface ContentAlias {
   acceptedAt: string;
   /** As on a first record: the newest generation of the content accepted again after 24 hours. */
   latestGeneration?: number;
+  /** Epoch seconds: DynamoDB's TTL removes the alias after it (RECORD_RETENTION_DAYS after `acceptedAt`). */
+  expiresAt?: number;
 }
 
 /** Where the request that first came with an `Idempotency-Key` stands. */

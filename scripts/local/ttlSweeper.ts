@@ -21,12 +21,15 @@ export interface SweepResult {
 
 /**
  * Deletes every item of the local records table whose `expiresAt` is before `now`, each with the condition that it
- * still is (an item written again meanwhile with a later `expiresAt` stays).
+ * still is (an item written again meanwhile with a later `expiresAt` stays). `pageSize`: items a scan call reads
+ * (default: DynamoDB's 1 MB page).
  *
  * @example
  * const { deleted } = await sweepExpiredItems({ now: new Date() });
  */
-export const sweepExpiredItems = async (options: { now?: Date } = {}): Promise<SweepResult> => {
+export const sweepExpiredItems = async (
+  options: { now?: Date; pageSize?: number } = {},
+): Promise<SweepResult> => {
   const nowSeconds = String(Math.floor((options.now ?? new Date()).getTime() / 1000));
   const TableName = recordsTable();
   let deleted = 0;
@@ -40,6 +43,7 @@ export const sweepExpiredItems = async (options: { now?: Date } = {}): Promise<S
         FilterExpression: '#ttl < :now',
         ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
         ExpressionAttributeValues: { ':now': { N: nowSeconds } },
+        Limit: options.pageSize,
         ExclusiveStartKey: startKey,
       }),
     );
