@@ -40,6 +40,15 @@ interface RunnerInfo {
   queues: Record<string, { url: string }>;
 }
 
+/** Failed records left failed: their personal data is gone (lib/retention), so they could not be delivered. */
+const reportPersonalDataRemoved = (count: number | undefined): void => {
+  if (count)
+    console.log(
+      `${count} failed record(s) not redriven: their personal data was removed after the retention time ` +
+        '(PERSONAL_DATA_RETENTION_DAYS, twice that for failed records); the client must send them again',
+    );
+};
+
 if (values.stage === undefined) {
   const infoFile = join(process.env.DATA_DIR ?? defaultDataDir(), 'runner.json');
   const info = JSON.parse(await readFile(infoFile, 'utf8').catch(() => 'null')) as RunnerInfo | null;
@@ -54,7 +63,7 @@ if (values.stage === undefined) {
     AWS_ENDPOINT_URL_DYNAMODB: info.dynamoEndpoint,
   });
   const sqs = new SQSClient({ ...localClientConfig(info.sqsEndpoint), useQueueUrlAsEndpoint: false });
-  const { moved, requeued } = await redriveByHand({
+  const { moved, requeued, personalDataRemoved } = await redriveByHand({
     sqs,
     kind,
     queueUrl: info.queues[queueId].url,
@@ -64,6 +73,7 @@ if (values.stage === undefined) {
     `redrive ${target}: moved ${moved} message(s) back to the queue; their records are accepted again` +
       (requeued > 0 ? `; queued ${requeued} failed record(s) whose messages were gone (a restart)` : ''),
   );
+  reportPersonalDataRemoved(personalDataRemoved);
 } else {
   const config = JSON.parse(
     execFileSync(process.execPath, [oslsScript, 'print', '--stage', values.stage, '--format', 'json'], {
@@ -90,4 +100,5 @@ if (values.stage === undefined) {
   console.log(
     `redrive ${target} (${values.stage}): ${result.reopened} record(s) accepted again; move task ${result.taskHandle}`,
   );
+  reportPersonalDataRemoved(result.personalDataRemoved);
 }

@@ -41,19 +41,28 @@ export interface RedriveQueues {
  * task. A message is deleted from the dead-letter queue only after it is on the queue again, so an interruption
  * duplicates rather than loses; the worker's claim makes a duplicate harmless.
  *
- * @returns how many messages were moved, and how many records without a message were queued again.
+ * @returns how many messages were moved, how many records without a message were queued again, and (when any)
+ * how many failed records could not be redriven because their personal data had been removed (lib/retention).
  */
-export const redriveByHand = async (queues: RedriveQueues): Promise<{ moved: number; requeued: number }> => {
+export const redriveByHand = async (
+  queues: RedriveQueues,
+): Promise<{ moved: number; requeued: number; personalDataRemoved?: number }> => {
   const moved = await moveDeadLetters(queues);
   const at = new Date();
   const reopened: QueuedRecord[] = [];
+  let personalDataRemoved = 0;
   for await (const status of scanStatusRecords('failed', queues.kind)) {
-    if (await reopen(status, at))
+    if (status.personalDataRemovedAt) personalDataRemoved++;
+    else if (await reopen(status, at))
       reopened.push({ id: status.id, kind: status.kind, requestId: status.requestId, record: status.record });
   }
   // Should sending fail, the records are `accepted` and due: the reconciler queues them.
   const failed = await sendRecords(queues.queueUrl, reopened);
-  return { moved, requeued: reopened.length - failed.length };
+  return {
+    moved,
+    requeued: reopened.length - failed.length,
+    ...(personalDataRemoved > 0 ? { personalDataRemoved } : {}),
+  };
 };
 
 const moveDeadLetters = async ({ sqs, queueUrl, deadLetterQueueUrl }: RedriveQueues): Promise<number> => {
@@ -99,20 +108,27 @@ const moveDeadLetters = async ({ sqs, queueUrl, deadLetterQueueUrl }: RedriveQue
  * A record whose message is no longer in the dead-letter queue (kept 14 days) is queued by the reconciler once
  * it is due; one whose message does come back is claimed by the worker first, and the reconciler leaves it.
  *
- * @returns how many records were reopened and the move task's handle.
+ * @returns how many records were reopened, the move task's handle, and (when any) how many failed records could not
+ * be redriven because their personal data had been removed (lib/retention).
  */
 export const redriveOnAws = async (
   sqs: SQSClient,
   kind: RecordKind,
   arns: { queueArn: string; deadLetterQueueArn: string },
-): Promise<{ reopened: number; taskHandle?: string }> => {
+): Promise<{ reopened: number; taskHandle?: string; personalDataRemoved?: number }> => {
   let reopened = 0;
+  let personalDataRemoved = 0;
   const at = new Date();
   for await (const status of scanStatusRecords('failed', kind)) {
-    if (await reopen(status, at)) reopened++;
+    if (status.personalDataRemovedAt) personalDataRemoved++;
+    else if (await reopen(status, at)) reopened++;
   }
   const task = await sqs.send(
     new StartMessageMoveTaskCommand({ SourceArn: arns.deadLetterQueueArn, DestinationArn: arns.queueArn }),
   );
-  return { reopened, taskHandle: task.TaskHandle };
+  return {
+    reopened,
+    taskHandle: task.TaskHandle,
+    ...(personalDataRemoved > 0 ? { personalDataRemoved } : {}),
+  };
 };
