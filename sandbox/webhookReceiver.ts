@@ -6,7 +6,7 @@
  * - GET /hooks, GET /hooks/<client>: what arrived, newest first (JSON).
  * - POST /hooks/_faults {"status": 503, "count": 3, "delayMs"?: 0, "client"?: "..."}: the next `count` calls
  *   (of that client, or any) answer `status` without keeping the event (with `delayMs` only: answer late);
- *   DELETE /hooks/_faults clears them.
+ *   GET /hooks/_faults lists what is left of them, DELETE /hooks/_faults clears them.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
@@ -98,11 +98,12 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
   const handle = async (exchange: Exchange) => {
     const path = exchange.url.pathname.replace(/\/+$/, '');
     if (path === '/hooks/_faults') {
+      if (exchange.method === 'GET') return exchange.reply(200, { faults: queue });
       if (exchange.method === 'DELETE') {
         queue.length = 0;
         return exchange.reply(200, { faults: [] });
       }
-      if (exchange.method !== 'POST') return exchange.reply(405, { message: 'POST or DELETE' });
+      if (exchange.method !== 'POST') return exchange.reply(405, { message: 'GET, POST or DELETE' });
       let fault: WebhookFault;
       try {
         fault = JSON.parse(exchange.body) as WebhookFault;
