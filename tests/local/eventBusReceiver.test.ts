@@ -35,7 +35,8 @@ const post = (receiver: WebhookReceiver, client: string, body: unknown, secret =
     headers: { 'content-type': 'application/json', ...(secret ? { [WEBHOOK_SECRET_HEADER]: secret } : {}) },
     body: JSON.stringify(body),
   });
-const get = async (receiver: WebhookReceiver, path: string) => (await fetch(`${receiver.url}${path}`)).json();
+const get = async <T = unknown>(receiver: WebhookReceiver, path: string) =>
+  (await (await fetch(`${receiver.url}${path}`)).json()) as T;
 
 describe('the sandbox webhook receiver', () => {
   it('keeps events carrying the right secret and lists them newest first, per client', async () => {
@@ -52,7 +53,7 @@ describe('the sandbox webhook receiver', () => {
       { client: 'b', receivedAt: expect.any(String), event: { id: '2' } },
       { client: 'a', receivedAt: expect.any(String), event: { id: '1' } },
     ]);
-    expect((await get(receiver, '/hooks/a')).map((r: { event: { id: string } }) => r.event.id)).toEqual([
+    expect((await get<{ event: { id: string } }[]>(receiver, '/hooks/a')).map((r) => r.event.id)).toEqual([
       '3',
       '1',
     ]);
