@@ -90,9 +90,7 @@ export const runRecords = async (
       await act(options, source, output);
     } catch (error) {
       if (options.stage === undefined && unreachable(error))
-        throw new NoServiceError(
-          `the local service does not answer at ${source.where}: start it with npm start`,
-        );
+        throw new NoServiceError(`${source.where} does not answer: start it with npm start`);
       throw error;
     }
     return 0;
