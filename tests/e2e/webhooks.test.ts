@@ -1,0 +1,165 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RecordStateChanged } from '../../lib/events/types.ts';
+import { personalFields, personalValues, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
+import { npmStart, type RunningService } from '../support/npmStart.ts';
+
+/** What the sandbox webhook receiver lists: the EventBridge envelope as the client's webhook got it. */
+interface Received {
+  client: string;
+  receivedAt: string;
+  event: { source: string; 'detail-type': string; id: string; detail: RecordStateChanged };
+}
+
+let dir: string;
+let service: RunningService;
+let receiverUrl: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'dealer-gateway-webhooks-e2e-'));
+  // Short webhook backoff, so that an event held back by a failing webhook arrives within a second of recovery.
+  service = await npmStart({
+    DATA_DIR: dir,
+    LOCAL_WEBHOOK_RETRY_BASE_MS: '200',
+    LOCAL_WEBHOOK_RETRY_CAP_MS: '1000',
+  });
+  const runner = JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8')) as {
+    env: Record<string, string>;
+  };
+  receiverUrl = runner.env.LOCAL_WEBHOOK_RECEIVER_URL;
+}, 90_000);
+afterAll(async () => {
+  await service?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const postSale = async (sale: Record<string, unknown>): Promise<string> => {
+  const response = await fetch(`${service.url}/erp/sales_registration`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': service.keys['example-dealer'] },
+    body: JSON.stringify([sale]),
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { registrations: { id: string }[] }).registrations[0].id;
+};
+
+const lookUp = async (path: string) => {
+  const response = await fetch(`${service.url}${path}`, {
+    headers: { 'x-api-key': service.keys['example-dealer'] },
+  });
+  return (await response.json()) as Record<string, unknown>;
+};
+
+/** Polls the status look-up until the record leaves `accepted`; its state and how long that took. */
+const settled = async (id: string) => {
+  const started = Date.now();
+  for (;;) {
+    const status = (await lookUp(`/erp/sales_registration/${id}`)).status as string;
+    if (status !== 'accepted' || Date.now() - started > 20_000)
+      return { status, afterMs: Date.now() - started };
+    await sleep(100);
+  }
+};
+
+const received = async (): Promise<Received[]> =>
+  (await (await fetch(`${receiverUrl}/hooks/example-dealer`)).json()) as Received[];
+
+/** The receiver's event of this record in this state, once it has arrived (or undefined after `timeoutMs`). */
+const eventOf = async (recordId: string, state: string, timeoutMs = 10_000) => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = (await received()).find(
+      (r) => r.event.detail.recordId === recordId && r.event.detail.state === state,
+    );
+    if (found || Date.now() > deadline) return found;
+    await sleep(100);
+  }
+};
+
+describe('npm start: a client webhook is told when its records are decided', () => {
+  it('gets `delivered` for a sale and `rejected` with the sandbox reason for its frame number registered again', async () => {
+    // Prepare
+    const frame = uniqueFrame('WH');
+    const first = await postSale(salesRegistrationInput({ FrameNum: frame }));
+    expect((await settled(first)).status).toBe('delivered');
+    // Act: the same frame number in another sale (the same content again would be the same record, by its content);
+    // the SAP sandbox refuses a frame number registered twice.
+    const second = await postSale(salesRegistrationInput({ FrameNum: frame, Model: 'CB500F' }));
+    const outcome = await settled(second);
+    const rejected = await eventOf(second, 'rejected', 5000);
+    const delivered = await eventOf(first, 'delivered', 1000);
+    // Assess
+    expect(second).not.toBe(first);
+    expect(outcome.status).toBe('rejected');
+    expect(rejected?.event).toMatchObject({
+      source: 'dealer-gateway',
+      'detail-type': 'Record state changed',
+      detail: {
+        recordId: second,
+        kind: 'salesRegistration',
+        client: 'example-dealer',
+        state: 'rejected',
+        previousState: 'accepted',
+        attempts: 1,
+        FrameNum: frame,
+        DealerId: 1234,
+        error: expect.stringContaining('already registered'),
+      },
+    });
+    // Within seconds of the change of state (receivedAt and detail.at are both this machine's clock).
+    const lagMs = Date.parse(rejected?.receivedAt ?? '') - Date.parse(rejected?.event.detail.at ?? '');
+    process.stderr.write(`webhook e2e: rejected event received ${lagMs} ms after the state changed\n`);
+    expect(lagMs).toBeLessThan(5000);
+    expect(delivered?.event.detail).toMatchObject({
+      recordId: first,
+      state: 'delivered',
+      downstreamId: expect.any(String),
+    });
+    // No personal data in any event the webhook got.
+    const everything = JSON.stringify(await received());
+    const sale = salesRegistrationInput();
+    const values = [
+      ...personalValues,
+      ...personalFields.flatMap((f) => (typeof sale[f] === 'string' ? [sale[f]] : [])),
+    ];
+    for (const value of values) expect(everything).not.toContain(value);
+    // Both records are found by their frame number.
+    const byFrame = await lookUp(`/erp/sales_registration?FrameNum=${frame}`);
+    expect((byFrame.records as { id: string }[]).map((r) => r.id).sort()).toEqual([first, second].sort());
+  });
+
+  it('delivers to SAP as fast while the webhook fails, and the event arrives once the webhook is back', async () => {
+    // Prepare: a baseline delivery, then the webhook answers 503 to everything.
+    const baseline = await settled(await postSale(salesRegistrationInput({ FrameNum: uniqueFrame('WHB') })));
+    const faults = await fetch(`${receiverUrl}/hooks/_faults`, {
+      method: 'POST',
+      body: JSON.stringify({ status: 503, count: 1000, client: 'example-dealer' }),
+    });
+    expect(faults.status).toBe(200);
+    // Act
+    const id = await postSale(salesRegistrationInput({ FrameNum: uniqueFrame('WHD') }));
+    const whileDown = await settled(id);
+    await sleep(1500); // a few webhook attempts fail meanwhile
+    const missedWhileDown = await eventOf(id, 'delivered', 0);
+    const left = (await (await fetch(`${receiverUrl}/hooks/_faults`)).json()) as {
+      faults: { count: number }[];
+    };
+    await fetch(`${receiverUrl}/hooks/_faults`, { method: 'DELETE' });
+    const recoveredAt = Date.now();
+    const arrived = await eventOf(id, 'delivered', 10_000);
+    // Assess
+    expect(whileDown.status).toBe('delivered');
+    expect(whileDown.afterMs).toBeLessThan(Math.max(3000, baseline.afterMs * 3));
+    expect(missedWhileDown).toBeUndefined();
+    expect(left.faults[0].count).toBeLessThan(1000); // the webhook was called, and failed
+    expect(arrived?.event.detail).toMatchObject({
+      recordId: id,
+      state: 'delivered',
+      client: 'example-dealer',
+    });
+    expect(Date.now() - recoveredAt).toBeLessThan(5000);
+  });
+});
