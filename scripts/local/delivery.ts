@@ -116,6 +116,9 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
     JSON.stringify({
       sqsEndpoint: stack.sqsEndpoint,
       dynamoEndpoint: stack.dynamoEndpoint,
+      // The local EventBridge and the sandbox webhook receiver (GET <url>/hooks): also in env, for the handlers.
+      eventBusUrl: stack.eventBusUrl,
+      webhookReceiverUrl: stack.webhookReceiverUrl,
       env: stack.env,
       queues: stack.queues,
     }),
