@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -86,6 +86,8 @@ const localValue = (value: unknown): string => {
   if (id && aws.resources.queues[id])
     return `${recorder.endpoint}/000000000000/${aws.resources.queues[id].name}`;
   if (id && aws.resources.tables[id]) return aws.resources.tables[id].name;
+  // The bus keeps its name: the recorder answers PutEvents itself, for any bus.
+  if (id && template.Resources[id]?.Type === 'AWS::Events::EventBus') return refs.resolve(value);
   throw new Error(
     `environment value ${JSON.stringify(value)}: not resolved for local running (roles.test.ts)`,
   );
@@ -122,15 +124,18 @@ const environmentOf = (
     AWS_ENDPOINT_URL_SQS: recorder.endpoint,
     AWS_ENDPOINT_URL_SECRETS_MANAGER: recorder.endpoint,
     AWS_ENDPOINT_URL_SSM: recorder.endpoint,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: recorder.endpoint,
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
   });
 };
 
 beforeAll(async () => {
+  // Packaged before isolatedAws() points this process's settings (RECORDS_TABLE, EVENT_BUS_NAME, ...) at local
+  // resources: packaging reads the environment (`${env:...}`), and the template must hold the stack's references.
+  ({ template } = await packagedTemplate());
   aws = await isolatedAws();
   dynamo = new DynamoDBClient(localClientConfig(aws.dynamoEndpoint));
   [sap, salesforce] = await Promise.all([startSapSandbox(), startSalesforceSandbox()]);
-  ({ template } = await packagedTemplate());
   refs = templateRefs(template);
   functions = deployedFunctions(
     (inject('serverlessConfig') as unknown as { functions: Record<string, ServerlessFunction> }).functions,
@@ -491,6 +496,49 @@ describe('scheduled functions: reconciler', () => {
     expect(cases.filter((m) => m.id === CrmId)).toHaveLength(2);
   });
 
+  it('publish the state changes a worker could not publish, and remove personal data whose time has come', async () => {
+    // Prepare: a record of each kind settled while the bus refused its worker (the event stays in the record's
+    // outbox), then due for the reconciler's publishing and for the removal of its personal fields.
+    for (const p of pipelines()) recorder.fail(p.worker, 'PutEvents');
+    const ids = await Promise.all(
+      pipelines().map(async (p) => {
+        await p.drain();
+        const id = await p.accept();
+        await p.settle(id);
+        return id;
+      }),
+    ).finally(recorder.heal);
+    const past = new Date(Date.now() - 60_000).toISOString();
+    const table = aws.resources.tables.RecordsTable.name;
+    for (const id of ids) {
+      await dynamo.send(
+        new UpdateItemCommand({
+          TableName: table,
+          Key: { pk: { S: id } },
+          UpdateExpression: 'SET eventsDueAt = :past, purgeAt = :past',
+          ConditionExpression: 'attribute_exists(pendingEvents) AND attribute_exists(purgeAt)',
+          ExpressionAttributeValues: { ':past': { S: past } },
+        }),
+      );
+    }
+    const published = recorder.putEvents.length;
+    // Act
+    const reconciler = functions.find((f) => f.name === 'reconciler') as DeployedFunction;
+    await invoke('reconciler', scheduledEvent(reconciler));
+    // Assess
+    const recordIds = recorder.putEvents
+      .slice(published)
+      .map((entry) => (JSON.parse(String(entry.Detail)) as { recordId: string }).recordId);
+    expect(recordIds.sort()).toEqual([...ids].sort());
+    for (const id of ids) {
+      const { Item } = await dynamo.send(
+        new GetItemCommand({ TableName: table, Key: { pk: { S: id } }, ConsistentRead: true }),
+      );
+      expect(Item?.pendingEvents, id).toBeUndefined();
+      expect(Item?.personalDataRemovedAt?.S, id).toBeDefined();
+    }
+  }, 60_000);
+
   it('any other scheduled function runs once as EventBridge invokes it', async () => {
     for (const fn of functions.filter((f) => f.eventKinds.includes('schedule') && f.name !== 'reconciler')) {
       await invoke(fn.name, scheduledEvent(fn));
@@ -526,6 +574,10 @@ const arnOf = (resource: CalledResource | undefined): string => {
       const name = resource.kind === 'parameter' ? resource.name : resource.path;
       return `${refs.arnPrefix('ssm')}:parameter${name.startsWith('/') ? '' : '/'}${name}`;
     }
+    case 'eventBus':
+      return resource.name.startsWith('arn:')
+        ? resource.name
+        : `${refs.arnPrefix('events')}:event-bus/${resource.name}`;
   }
 };
 

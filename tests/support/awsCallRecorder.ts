@@ -9,7 +9,8 @@ export type CalledResource =
   | { kind: 'queueName'; name: string }
   | { kind: 'secret'; id: string }
   | { kind: 'parameter'; name: string }
-  | { kind: 'parameterPath'; path: string };
+  | { kind: 'parameterPath'; path: string }
+  | { kind: 'eventBus'; name: string };
 
 /**
  * One call as IAM authorises it: the action (`dynamodb:BatchGetItem`; SQS batch operations are authorised as
@@ -125,12 +126,33 @@ const ssmActions = (operation: string, body: Body): AuthorisedAction[] => {
   throw new Error(`SSM ${operation}: no parameter name`);
 };
 
+/** PutEvents is authorised per entry on the entry's bus (its name or ARN; none: the account's default bus). */
+const eventsActions = (operation: string, body: Body): AuthorisedAction[] => {
+  if (operation !== 'PutEvents') throw new Error(`EventBridge ${operation}: not read by the recorder`);
+  const entries = Array.isArray(body.Entries) ? body.Entries : [];
+  if (entries.length === 0) throw new Error('EventBridge PutEvents: no Entries');
+  return entries.map((entry) => ({
+    action: 'events:PutEvents',
+    resource: { kind: 'eventBus', name: text(record(entry).EventBusName) ?? 'default' },
+  }));
+};
+
 const READERS: Record<string, (operation: string, body: Body) => AuthorisedAction[]> = {
   dynamodb: dynamodbActions,
   sqs: sqsActions,
   secretsmanager: secretsManagerActions,
   ssm: ssmActions,
+  events: eventsActions,
 };
+
+/** One entry of a PutEvents call the recorder took (EventBridge's request fields). */
+export interface PutEventsEntry {
+  EventBusName?: string;
+  Source?: string;
+  DetailType?: string;
+  Detail?: string;
+  Time?: number | string;
+}
 
 /**
  * Reads one AWS request: the operation from `X-Amz-Target` (JSON protocol) or `Action=` (SQS's query
@@ -196,7 +218,8 @@ const json = (status: number, body: unknown, contentType = 'application/x-amz-js
  * A real HTTP endpoint in front of the local AWS stand-ins that records every call made through it: who
  * signed it (the access key id of the SigV4 credential scope), the service, the operation and the resources
  * IAM authorises it on. DynamoDB and SQS calls go on to dynalite and fauxqs; Secrets Manager and SSM Parameter
- * Store are answered here from the values given; any other service is recorded and refused. Point every
+ * Store are answered here from the values given, EventBridge's PutEvents is taken (kept in `putEvents`); any other
+ * service is recorded and refused. Point every
  * `AWS_ENDPOINT_URL*` of a process at it (and its queue URLs: fauxqs finds a queue by the URL's last segment).
  *
  * @example
@@ -207,6 +230,7 @@ const json = (status: number, body: unknown, contentType = 'application/x-amz-js
 export const startAwsCallRecorder = async (options: AwsCallRecorderOptions) => {
   const calls: RecordedCall[] = [];
   const faults: Fault[] = [];
+  const putEvents: PutEventsEntry[] = [];
   const region = 'eu-west-1';
   const account = '000000000000';
 
@@ -243,6 +267,15 @@ export const startAwsCallRecorder = async (options: AwsCallRecorderOptions) => {
           ARN: `arn:aws:ssm:${region}:${account}:parameter${name.startsWith('/') ? '' : '/'}${name}`,
           DataType: 'text',
         },
+      });
+    }
+    if (service === 'events' && operation === 'PutEvents') {
+      // EventBridge takes every entry (a bus that refuses is a fault injected with `fail`).
+      const entries = (Array.isArray(body.Entries) ? body.Entries : []) as PutEventsEntry[];
+      putEvents.push(...entries);
+      return json(200, {
+        FailedEntryCount: 0,
+        Entries: entries.map(() => ({ EventId: crypto.randomUUID() })),
       });
     }
     return json(400, {
@@ -306,6 +339,8 @@ export const startAwsCallRecorder = async (options: AwsCallRecorderOptions) => {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     calls,
+    /** The entries of every PutEvents the recorder answered (not those it failed). */
+    putEvents,
     /** Answers every `operation` signed by `caller` with a 500 until healed (the call is still recorded). */
     fail: (caller: string, operation: string) => {
       faults.push({ caller, operation });

@@ -17,7 +17,7 @@ const isIntrinsic = (value: unknown, name: string): value is Intrinsic =>
 /**
  * Resolves a CloudFormation template's references (`Ref`, `Fn::GetAtt`, `Fn::Sub`, `Fn::Join`) to the values
  * they take once deployed, for the resource types whose names and ARNs follow from their properties (queues,
- * tables, topics, functions, log groups). Anything else throws, naming what to add.
+ * tables, topics, functions, log groups, event buses). Anything else throws, naming what to add.
  *
  * @example
  * const refs = templateRefs(template);
@@ -61,6 +61,11 @@ export const templateRefs = (template: Template) => {
     'AWS::Lambda::Function': (id) => ({
       Ref: () => nameOf(id, 'FunctionName'),
       Arn: () => `${arnPrefix('lambda')}:function:${nameOf(id, 'FunctionName')}`,
+    }),
+    'AWS::Events::EventBus': (id) => ({
+      Ref: () => nameOf(id, 'Name'),
+      Name: () => nameOf(id, 'Name'),
+      Arn: () => `${arnPrefix('events')}:event-bus/${nameOf(id, 'Name')}`,
     }),
     'AWS::Logs::LogGroup': (id) => ({
       Ref: () => nameOf(id, 'LogGroupName'),
