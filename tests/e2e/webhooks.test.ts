@@ -162,4 +162,26 @@ describe('npm start: a client webhook is told when its records are decided', () 
     });
     expect(Date.now() - recoveredAt).toBeLessThan(5000);
   });
+  it('loses no event across a restart: one held back by a failing webhook arrives after npm start starts again', async () => {
+    // Prepare: the webhook fails; a sale is delivered, its event waits for the webhook.
+    await fetch(`${receiverUrl}/hooks/_faults`, {
+      method: 'POST',
+      body: JSON.stringify({ status: 503, count: 1000, client: 'example-dealer' }),
+    });
+    const id = await postSale(salesRegistrationInput({ FrameNum: uniqueFrame('WHR') }));
+    expect((await settled(id)).status).toBe('delivered');
+    await sleep(500);
+    expect(await eventOf(id, 'delivered', 0)).toBeUndefined();
+    const before = (await received()).length;
+    // Act: stop and start again on the same data directory (the new receiver has no faults).
+    expect(await service.stop()).toBe(true);
+    service = await npmStart({ DATA_DIR: dir, LOCAL_WEBHOOK_RETRY_BASE_MS: '200' });
+    receiverUrl = (
+      JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8')) as { env: Record<string, string> }
+    ).env.LOCAL_WEBHOOK_RECEIVER_URL;
+    const arrived = await eventOf(id, 'delivered', 10_000);
+    // Assess: the held-back event arrived, and what the receiver had before the restart is still listed.
+    expect(arrived?.event.detail).toMatchObject({ recordId: id, state: 'delivered' });
+    expect((await received()).length).toBeGreaterThanOrEqual(before + 1);
+  }, 120_000);
 });
