@@ -8,7 +8,7 @@ import {
 import { publishAfterOutcome } from '../events/publish.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
-import { scanStatusRecords } from '../store/scanStatus.ts';
+import { statusRecordsIn } from '../store/statusIndex.ts';
 import { getStatusRecord } from '../store/statusRecords.ts';
 import { reopenFailedRecord } from '../store/statusUpdates.ts';
 import type { StatusRecord } from '../store/types.ts';
@@ -51,7 +51,7 @@ export const redriveByHand = async (
   const at = new Date();
   const reopened: QueuedRecord[] = [];
   let personalDataRemoved = 0;
-  for await (const status of scanStatusRecords('failed', queues.kind)) {
+  for await (const status of statusRecordsIn(queues.kind, 'failed')) {
     if (status.personalDataRemovedAt) personalDataRemoved++;
     else if (await reopen(status, at))
       reopened.push({ id: status.id, kind: status.kind, requestId: status.requestId, record: status.record });
@@ -119,7 +119,7 @@ export const redriveOnAws = async (
   let reopened = 0;
   let personalDataRemoved = 0;
   const at = new Date();
-  for await (const status of scanStatusRecords('failed', kind)) {
+  for await (const status of statusRecordsIn(kind, 'failed')) {
     if (status.personalDataRemovedAt) personalDataRemoved++;
     else if (await reopen(status, at)) reopened++;
   }

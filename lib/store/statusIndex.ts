@@ -11,6 +11,7 @@ import { recordsTable } from '../config.ts';
 import type { RecordKind } from '../types.ts';
 import { FRAME_INDEX, frameKeyOf } from './frameRecords.ts';
 import { STATUS_INDEX, statusKeyOf } from './statusKey.ts';
+import { getStatusRecords } from './statusRecords.ts';
 import type { Item } from './table.ts';
 import type { RecordStatus, StatusRecord } from './types.ts';
 
@@ -213,3 +214,28 @@ export const readStatusRecord = async (
   const { pk: _pk, ...rest } = unmarshall(out.Item);
   return rest as StatusRecord;
 };
+
+/**
+ * Every status record of a kind in a state, in full: each page of the `status` index read back with a consistent
+ * BatchGetItem, and only the records still in that state yielded (the index lags the table a little). For operator
+ * actions such as redrive; no table scan.
+ *
+ * @example
+ * for await (const failed of statusRecordsIn('caseRecord', 'failed')) await reopen(failed);
+ */
+export async function* statusRecordsIn(
+  kind: RecordKind,
+  status: RecordStatus,
+  options: { pageSize?: number } = {},
+): AsyncGenerator<StatusRecord> {
+  for await (const page of recordsByStatus(kind, status, { pageSize: options.pageSize ?? 100 })) {
+    const records = await getStatusRecords(
+      page.map((entry) => entry.id),
+      { consistent: true },
+    );
+    for (const entry of page) {
+      const record = records.get(entry.id);
+      if (record?.status === status) yield record;
+    }
+  }
+}

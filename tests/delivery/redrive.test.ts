@@ -28,6 +28,8 @@ const failedRecord = (
     id: randomBytes(16).toString('hex'),
     kind,
     status,
+    // Redrive finds failed records through the `status` index.
+    statusKey: `${kind}#${status}`,
     attempts: 3,
     acceptedAt: at,
     updatedAt: at,

@@ -44,6 +44,8 @@ const failedCase = (): StatusRecord => ({
   id: randomBytes(16).toString('hex'),
   kind: 'caseRecord',
   status: 'failed',
+  // Redrive finds failed records through the `status` index.
+  statusKey: 'caseRecord#failed',
   attempts: 3,
   acceptedAt: '2026-11-22T08:00:00.000Z',
   updatedAt: '2026-11-22T08:30:00.000Z',

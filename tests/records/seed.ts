@@ -69,7 +69,7 @@ export const attempt = async (record: StatusRecord, ...attempts: Attempt[]): Pro
   for (const step of attempts) {
     const at = new Date(step.at);
     const leaseUntil = new Date(at.getTime() + 60_000).toISOString();
-    const claim = await claimRecord(current.id, { now: at, leaseUntil, dueAt: leaseUntil });
+    const claim = await claimRecord(current.id, { now: at, leaseUntil });
     if (!claim.claimed) throw new Error(`seed: ${current.id} could not be claimed`);
     const written = await recordAttempt(
       claim.claimed,

@@ -5,6 +5,7 @@ import {
   readStatusRecord,
   recordsByStatus,
   type StatusIndexEntry,
+  statusRecordsIn,
 } from '../../lib/store/statusIndex.ts';
 import { putContentAliasIfAbsent } from '../../lib/store/statusRecords.ts';
 import { type AwsCallRecorder, startAwsCallRecorder } from '../support/awsCallRecorder.ts';
@@ -175,5 +176,29 @@ describe('frameRecordIds and readStatusRecord', () => {
     expect(await readStatusRecord('no-such-id')).toBeUndefined();
     expect(await readStatusRecord('alias-1')).toBeUndefined();
     expect(callsSince(from)).toEqual(['GetItem', 'GetItem', 'GetItem']);
+  });
+});
+
+describe('statusRecordsIn (redrive)', () => {
+  it('yields the records of a kind in a state in full, read consistently page by page, never by a scan', async () => {
+    // Prepare: three failed cases, a failed sale.
+    const failed = [];
+    for (const minute of [1, 2, 3]) {
+      failed.push(
+        await attempt(await acceptRecord('caseRecord', { at: at(minute) }), {
+          status: 'failed',
+          error: 'x',
+          at: at(9),
+        }),
+      );
+    }
+    await attempt(await acceptRecord('salesRegistration'), { status: 'failed', error: 'x', at: at(9) });
+    const from = recorder.calls.length;
+    // Act
+    const records = [];
+    for await (const record of statusRecordsIn('caseRecord', 'failed', { pageSize: 2 })) records.push(record);
+    // Assess: whole records (with `record`), oldest first; index pages, each read back with one BatchGetItem.
+    expect(records).toEqual(failed);
+    expect(callsSince(from)).toEqual(['Query:status', 'BatchGetItem', 'Query:status', 'BatchGetItem']);
   });
 });
