@@ -2,11 +2,17 @@
  * deploy/webhooks.cjs on its own (the packaged template is checked in events.test.ts): what it generates for a
  * configuration, per stage, and what it refuses to package.
  */
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import clients from '../../config/clients.json' with { type: 'json' };
 import type { ClientsConfig } from '../../lib/clients/types.ts';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED, WEBHOOK_SECRET_HEADER } from '../../lib/events/constants.ts';
+import { oslsScript, projectRoot } from '../../scripts/local/project.ts';
 import type { Resource } from '../support/packagedTemplate.ts';
 
 const require = createRequire(import.meta.url);
@@ -117,4 +123,39 @@ describe('deploy/webhooks.cjs', () => {
       /longer than 80/,
     );
   });
+});
+
+describe('packaging a project whose client has a localhost webhook', () => {
+  it('fails, naming the client, the URL and why (npm start only)', async () => {
+    // Prepare: a copy of what resolving serverless.yml reads, with example-dealer's webhook on localhost.
+    const copy = await mkdtemp(join(tmpdir(), 'dealer-gateway-webhook-package-'));
+    try {
+      for (const entry of ['serverless.yml', 'package.json', 'deploy', 'config', 'lib/clients'])
+        await cp(join(projectRoot, entry), join(copy, entry), { recursive: true });
+      await symlink(join(projectRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
+      const local = structuredClone(config);
+      local.clients[0].webhook = {
+        url: 'http://localhost:4010/events',
+        secretName: 'dealer-gateway/x/webhook',
+      };
+      await writeFile(join(copy, 'config', 'clients.json'), JSON.stringify(local));
+      const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+      // Act
+      const failure = await promisify(execFile)(
+        process.execPath,
+        [oslsScript, 'package', '--stage', 'ci', '--package', 'out'],
+        { cwd: copy, env, maxBuffer: 16 * 1024 * 1024 },
+      ).then(
+        () => undefined,
+        (error: { stdout: string; stderr: string }) => `${error.stdout}\n${error.stderr}`,
+      );
+      // Assess
+      expect(failure).toContain(
+        'config/clients.json: client "example-dealer": webhook.url "http://localhost:4010/events" is for npm start only',
+      );
+      expect(failure).toContain('needs a public https:// URL');
+    } finally {
+      await rm(copy, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
