@@ -11,7 +11,7 @@ import { stateChangeOf } from '../../lib/events/stateChange.ts';
 import type { RecordStateChanged } from '../../lib/events/types.ts';
 import type { StatusRecord } from '../../lib/store/types.ts';
 import schema from '../../schemas/events/recordStateChanged.schema.json' with { type: 'json' };
-import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
+import { personalValues, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { acceptedCase } from '../factories/statusRecords.ts';
 
 const ajv = new Ajv.default({ allErrors: true, strict: true });
@@ -79,6 +79,16 @@ describe('the Record state changed schema', () => {
     expect(validate.errors ?? [], JSON.stringify(event)).toEqual([]);
     expect(valid).toBe(true);
   });
+
+  it.each(builtEvents())(
+    'carries none of the personal values of the record in the event for %s',
+    (_label, event) => {
+      // Act
+      const text = JSON.stringify(event);
+      // Assess
+      expect(personalValues.filter((value) => text.includes(value))).toEqual([]);
+    },
+  );
 
   it('names exactly the fields of RecordStateChanged (a sale with every optional field has all of them)', () => {
     // Prepare
