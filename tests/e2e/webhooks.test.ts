@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -5,6 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordStateChanged } from '../../lib/events/types.ts';
+import { projectRoot } from '../../scripts/local/project.ts';
 import { personalFields, personalValues, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { npmStart, type RunningService } from '../support/npmStart.ts';
 
@@ -63,6 +65,21 @@ const settled = async (id: string) => {
     await sleep(100);
   }
 };
+
+/** `npm run -s records -- <args>` against this npm start (its data directory), as an operator runs it. */
+const records = (...args: string[]) =>
+  new Promise<{ code: number; stdout: string }>((resolve) => {
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !/^(npm_|AWS_)/i.test(name)),
+    );
+    execFile(
+      'npm',
+      ['run', '-s', 'records', '--', ...args],
+      { cwd: projectRoot, env: { ...env, DATA_DIR: dir }, timeout: 30_000 },
+      (error, stdout) =>
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout }),
+    );
+  });
 
 const received = async (): Promise<Received[]> =>
   (await (await fetch(`${receiverUrl}/hooks/example-dealer`)).json()) as Received[];
@@ -129,6 +146,15 @@ describe('npm start: a client webhook is told when its records are decided', () 
     // Both records are found by their frame number.
     const byFrame = await lookUp(`/erp/sales_registration?FrameNum=${frame}`);
     expect((byFrame.records as { id: string }[]).map((r) => r.id).sort()).toEqual([first, second].sort());
+    // And the operators' listing finds the rejected one.
+    const listing = await records('--status', 'rejected', '--frame', frame, '--json');
+    expect(listing.code).toBe(0);
+    expect(
+      listing.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).id),
+    ).toEqual([second]);
   });
 
   it('delivers to SAP as fast while the webhook fails, and the event arrives once the webhook is back', async () => {
