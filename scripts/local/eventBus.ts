@@ -208,9 +208,8 @@ export const startLocalEventBus = async (options: LocalEventBusOptions): Promise
       if (!Array.isArray(entries) || entries.length < 1 || entries.length > MAX_ENTRIES) {
         return fault(res, 400, 'ValidationException', `Entries must hold 1 to ${MAX_ENTRIES} entries.`);
       }
-      const results: ResultEntry[] = [];
-      // In order, as EventBridge processes them (and each delivery is on disk before the answer).
-      for (const entry of entries as PutEventsEntry[]) results.push(await accept(entry));
+      // Written side by side (each fsync waits on the disk, not on the others); results keep the entries' order.
+      const results = await Promise.all((entries as PutEventsEntry[]).map(accept));
       answer(res, 200, {
         FailedEntryCount: results.filter((result) => 'ErrorCode' in result).length,
         Entries: results,
