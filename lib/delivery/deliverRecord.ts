@@ -84,11 +84,7 @@ export const deliverRecord = async (sqsRecord: SQSRecord, batch: BatchContext): 
 
   const claimedAt = batch.now?.() ?? new Date();
   const leaseUntil = dueAfter(claimedAt, settings.leaseSeconds);
-  const claim = await claimRecord(message.id, {
-    now: claimedAt,
-    leaseUntil,
-    dueAt: dueAfter(new Date(leaseUntil), reconcileAfterSeconds),
-  });
+  const claim = await claimRecord(message.id, { now: claimedAt, leaseUntil });
   if (!claim.claimed) {
     const { current } = claim;
     if (!current) {

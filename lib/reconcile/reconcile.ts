@@ -71,7 +71,9 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
           if (status.dueAt > nowIso) continue;
           if (status.leaseUntil !== undefined && status.leaseUntil > nowIso) continue;
         }
-        if (await postponeDue(status.id, status.dueAt, dueAfter(now, reconcileAfterSeconds)))
+        // At start (everyOpenRecord) a lease left by the stopped runner's worker is void: its worker is gone.
+        const leaseCheckAt = options.everyOpenRecord ? new Date('9999-12-31T23:59:59.999Z') : now;
+        if (await postponeDue(status.id, status.dueAt, dueAfter(now, reconcileAfterSeconds), leaseCheckAt))
           due.push(status);
       }
       if (due.length === 0) continue;

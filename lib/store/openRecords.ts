@@ -44,25 +44,28 @@ export async function* openRecordIds(
 }
 
 /**
- * Moves an `accepted` record's `dueAt` from `seen` to `dueAt`, only if nobody changed it meanwhile: whoever
- * moves it first is the one who queues the record again.
+ * Moves an `accepted` record's `dueAt` from `seen` to `dueAt`, only if nobody changed it meanwhile and no worker
+ * holds a lease on it at `now`: whoever moves it first is the one who queues the record again, and a record being
+ * delivered is left to its worker.
  *
- * @returns false when the record is no longer `accepted` with that `dueAt`.
+ * @returns false when the record is no longer `accepted` with that `dueAt`, or is leased.
  * @example
- * if (await postponeDue(id, status.dueAt, dueAfter(now, 300))) queue(status);
+ * if (await postponeDue(id, status.dueAt, dueAfter(now, 300), now)) queue(status);
  */
-export const postponeDue = async (id: string, seen: string, dueAt: string): Promise<boolean> => {
+export const postponeDue = async (id: string, seen: string, dueAt: string, now: Date): Promise<boolean> => {
   return conditionally(
     dynamoClient().send(
       new UpdateItemCommand({
         TableName: recordsTable(),
         Key: { pk: { S: id } },
         UpdateExpression: 'SET dueAt = :due',
-        ConditionExpression: '#status = :accepted AND dueAt = :seen',
+        ConditionExpression:
+          '#status = :accepted AND dueAt = :seen AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :now)',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':due': { S: dueAt },
           ':seen': { S: seen },
+          ':now': { S: now.toISOString() },
           ':accepted': { S: 'accepted' },
         },
       }),

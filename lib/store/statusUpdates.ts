@@ -18,29 +18,29 @@ export type ClaimResult =
 
 /**
  * Claims an `accepted` record for one delivery: a conditional write that succeeds only when no other worker holds
- * an unexpired lease, so two copies of a message never reach the downstream together. The claim also moves
- * `dueAt` past the lease, so the reconciler leaves the record alone while it is being worked on.
+ * an unexpired lease, so two copies of a message never reach the downstream together. The reconciler leaves a
+ * leased record alone (lib/store/openRecords.ts postponeDue), so the claim need not move `dueAt`: it writes no
+ * attribute of any index (each move in the `open` index cost two index writes per record).
  *
  * @example
- * const claim = await claimRecord(id, { now, leaseUntil, dueAt });
+ * const claim = await claimRecord(id, { now, leaseUntil });
  * if (claim.claimed) deliver(claim.claimed);
  */
 export const claimRecord = async (
   id: string,
-  claim: { now: Date; leaseUntil: string; dueAt: string },
+  claim: { now: Date; leaseUntil: string },
 ): Promise<ClaimResult> => {
   try {
     const out = await dynamoClient().send(
       new UpdateItemCommand({
         TableName: recordsTable(),
         Key: { pk: { S: id } },
-        UpdateExpression: 'SET leaseUntil = :lease, dueAt = :due',
+        UpdateExpression: 'SET leaseUntil = :lease',
         ConditionExpression:
           '#status = :accepted AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':lease': { S: claim.leaseUntil },
-          ':due': { S: claim.dueAt },
           ':now': { S: claim.now.toISOString() },
           ':accepted': { S: 'accepted' },
         },

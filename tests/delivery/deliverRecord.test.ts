@@ -247,7 +247,7 @@ describe('a copy meeting another worker’s lease', () => {
     const { id, sqsRecord, acceptedAt } = await acceptedSale(2);
     const now = new Date(acceptedAt.getTime() + 5000);
     const rivalLease = secondsAfter(now, 42.3);
-    await claimRecord(id, { now, leaseUntil: rivalLease, dueAt: secondsAfter(now, 400) });
+    await claimRecord(id, { now, leaseUntil: rivalLease });
     // Act
     const { outcome, logs } = await deliverAt(sqsRecord, now);
     // Assess
@@ -275,7 +275,7 @@ describe('a copy meeting another worker’s lease', () => {
   it('waits at least a second for a lease about to run out', async () => {
     const { id, sqsRecord, acceptedAt } = await acceptedSale();
     const now = new Date(acceptedAt.getTime() + 5000);
-    await claimRecord(id, { now, leaseUntil: secondsAfter(now, 0.001), dueAt: secondsAfter(now, 400) });
+    await claimRecord(id, { now, leaseUntil: secondsAfter(now, 0.001) });
     const { outcome } = await deliverAt(sqsRecord, now);
     expect(outcome).toMatchObject({ message: 'attempt 1 failed transiently; next in 1 s' });
     expect(visibilityChanges().map((change) => change.seconds)).toEqual([1]);
@@ -287,7 +287,7 @@ describe('a copy meeting another worker’s lease', () => {
     const { id, sqsRecord, acceptedAt } = await acceptedSale();
     const now = new Date(acceptedAt.getTime() + 5000);
     const rivalLease = secondsAfter(now, 30);
-    const rival = await claimRecord(id, { now, leaseUntil: rivalLease, dueAt: secondsAfter(now, 400) });
+    const rival = await claimRecord(id, { now, leaseUntil: rivalLease });
     if (!rival.claimed) throw new Error('not claimed');
     const rivalClaim = rival.claimed;
     dynamo.before('GetItem', async () => {
@@ -458,7 +458,6 @@ describe('outcomes', () => {
         const claim = await claimRecord(id, {
           now: later,
           leaseUntil: rivalLease,
-          dueAt: secondsAfter(later, 400),
         });
         expect(claim.claimed).toBeDefined();
       },

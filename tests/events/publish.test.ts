@@ -64,7 +64,6 @@ const settledCase = async (outcome: { status: 'delivered' | 'rejected' | 'failed
   const claim = await claimRecord(record.id, {
     now: NOW,
     leaseUntil: later(90).toISOString(),
-    dueAt: later(390).toISOString(),
   });
   if (!claim.claimed) throw new Error('not claimed');
   const written = await recordAttempt(

@@ -174,13 +174,13 @@ describe('queueing accepted records', () => {
     proxy.heal();
     const retried = await post(records);
     const queuedByRetry = await aws.drain(salesQueue);
-    // A worker receives the ten queued ones (its claim tells the reconciler they are being worked on).
+    // A worker receives the ten queued ones and is still on them in five minutes (its lease tells the reconciler
+    // they are being worked on).
     const claimedAt = new Date();
     for (const message of queuedBeforeRetry)
       await claimRecord(message.id, {
         now: claimedAt,
-        leaseUntil: new Date(claimedAt.getTime() + 90_000).toISOString(),
-        dueAt: new Date(claimedAt.getTime() + 390_000).toISOString(),
+        leaseUntil: new Date(claimedAt.getTime() + 400_000).toISOString(),
       });
     const inFiveMinutes = new Date(Date.now() + 5 * 60 * 1000 + 1000);
     const reconciled = await reconcileOpenRecords({ now: inFiveMinutes });

@@ -193,7 +193,7 @@ describe('a record that a worker changes between the index read and the record r
     await seedStatusRecords([record]);
     dynamo.before('BatchGetItem', async () => {
       const leaseUntil = '2026-11-22T08:07:30.000Z';
-      const claim = await claimRecord(record.id, { now, leaseUntil, dueAt: '2026-11-22T08:12:30.000Z' });
+      const claim = await claimRecord(record.id, { now, leaseUntil });
       if (!claim.claimed) throw new Error('not claimed');
       const recorded = await recordAttempt(
         claim.claimed,
@@ -221,7 +221,7 @@ describe('a record that a worker changes between the index read and the record r
     await seedStatusRecords([record]);
     dynamo.before('BatchGetItem', async () => {
       const leaseUntil = '2026-11-22T08:07:30.000Z';
-      const claim = await claimRecord(record.id, { now, leaseUntil, dueAt: '2026-11-22T08:12:30.000Z' });
+      const claim = await claimRecord(record.id, { now, leaseUntil });
       if (!claim.claimed) throw new Error('not claimed');
       await recordAttempt(
         claim.claimed,

@@ -142,7 +142,6 @@ const settle = async (
   const claim = await claimRecord(id, {
     now: at,
     leaseUntil,
-    dueAt: new Date(at.getTime() + 390_000).toISOString(),
   });
   if (!claim.claimed) throw new Error(`record ${id} not claimed`);
   const written = await recordAttempt(

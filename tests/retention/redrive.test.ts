@@ -34,7 +34,7 @@ const failedAt = async (at: Date): Promise<StatusRecord> => {
   );
   await seedStatusRecords([status]);
   const leaseUntil = new Date(at.getTime() + 90_000).toISOString();
-  const claim = await claimRecord(status.id, { now: at, leaseUntil, dueAt: leaseUntil });
+  const claim = await claimRecord(status.id, { now: at, leaseUntil });
   if (!claim.claimed) throw new Error('not claimed');
   const written = await recordAttempt(
     claim.claimed,

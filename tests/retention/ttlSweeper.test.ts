@@ -50,7 +50,7 @@ const deliveredAtT = async (): Promise<StatusRecord> => {
   );
   await seedStatusRecords([status]);
   const leaseUntil = new Date(T.getTime() + 90_000).toISOString();
-  const claim = await claimRecord(status.id, { now: T, leaseUntil, dueAt: leaseUntil });
+  const claim = await claimRecord(status.id, { now: T, leaseUntil });
   if (!claim.claimed) throw new Error('not claimed');
   const written = await recordAttempt(
     claim.claimed,

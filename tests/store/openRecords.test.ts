@@ -69,14 +69,17 @@ describe('openRecordIds', () => {
   });
 });
 
+/** When the reconciler runs in these tests. */
+const AT = new Date('2026-11-22T08:10:00.000Z');
+
 describe('postponeDue', () => {
   it('moves dueAt only from the value seen, so of two reconcilers only the first moves it', async () => {
     // Prepare
     const record = accepted('2026-11-22T08:05:00.000Z');
     await seedStatusRecords([record]);
     // Act
-    const first = await postponeDue(record.id, '2026-11-22T08:05:00.000Z', '2026-11-22T08:11:00.000Z');
-    const second = await postponeDue(record.id, '2026-11-22T08:05:00.000Z', '2026-11-22T08:11:00.001Z');
+    const first = await postponeDue(record.id, '2026-11-22T08:05:00.000Z', '2026-11-22T08:11:00.000Z', AT);
+    const second = await postponeDue(record.id, '2026-11-22T08:05:00.000Z', '2026-11-22T08:11:00.001Z', AT);
     // Assess
     expect([first, second]).toEqual([true, false]);
     expect(await getStatusRecord(record.id)).toMatchObject({ dueAt: '2026-11-22T08:11:00.000Z' });
@@ -85,8 +88,30 @@ describe('postponeDue', () => {
   it('leaves a record that is no longer accepted', async () => {
     const record = accepted('2026-11-22T08:05:00.000Z', { status: 'failed' });
     await seedStatusRecords([record]);
-    const moved = await postponeDue(record.id, '2026-11-22T08:05:00.000Z', '2026-11-22T08:11:00.000Z');
+    const moved = await postponeDue(record.id, '2026-11-22T08:05:00.000Z', '2026-11-22T08:11:00.000Z', AT);
     expect(moved).toBe(false);
     expect(await getStatusRecord(record.id)).toMatchObject({ status: 'failed', dueAt: record.dueAt });
+  });
+
+  it('leaves a record a worker holds a lease on at that time, and moves it once the lease has run out', async () => {
+    // Prepare: claimed by a worker until 08:07.
+    const record = accepted('2026-11-22T08:05:00.000Z', { leaseUntil: '2026-11-22T08:07:00.000Z' });
+    await seedStatusRecords([record]);
+    // Act
+    const during = await postponeDue(
+      record.id,
+      '2026-11-22T08:05:00.000Z',
+      '2026-11-22T08:11:00.000Z',
+      new Date('2026-11-22T08:06:59.999Z'),
+    );
+    const after = await postponeDue(
+      record.id,
+      '2026-11-22T08:05:00.000Z',
+      '2026-11-22T08:12:00.000Z',
+      new Date('2026-11-22T08:07:00.001Z'),
+    );
+    // Assess
+    expect([during, after]).toEqual([false, true]);
+    expect(await getStatusRecord(record.id)).toMatchObject({ dueAt: '2026-11-22T08:12:00.000Z' });
   });
 });

@@ -29,21 +29,21 @@ const iso = (seconds: number) => new Date(NOW.getTime() + seconds * 1000).toISOS
 const accepted = acceptedCase;
 
 describe('claimRecord', () => {
-  it('claims an accepted record nobody holds: the lease set, dueAt moved past it, the record returned as it is now', async () => {
+  it('claims an accepted record nobody holds: the lease set and nothing else (no index attribute), the record returned as it is now', async () => {
     // Prepare
     const record = accepted();
     await seedStatusRecords([record]);
     // Act
-    const claim = await claimRecord(record.id, { now: NOW, leaseUntil: iso(90), dueAt: iso(390) });
+    const claim = await claimRecord(record.id, { now: NOW, leaseUntil: iso(90) });
     // Assess
-    expect(claim).toEqual({ claimed: { ...record, leaseUntil: iso(90), dueAt: iso(390) } });
-    expect(await getStatusRecord(record.id)).toEqual({ ...record, leaseUntil: iso(90), dueAt: iso(390) });
+    expect(claim).toEqual({ claimed: { ...record, leaseUntil: iso(90) } });
+    expect(await getStatusRecord(record.id)).toEqual({ ...record, leaseUntil: iso(90) });
   });
 
   it('claims a record whose lease ran out before now', async () => {
     const record = accepted({ leaseUntil: iso(-0.001) });
     await seedStatusRecords([record]);
-    const claim = await claimRecord(record.id, { now: NOW, leaseUntil: iso(90), dueAt: iso(390) });
+    const claim = await claimRecord(record.id, { now: NOW, leaseUntil: iso(90) });
     expect(claim.claimed).toMatchObject({ leaseUntil: iso(90) });
   });
 
@@ -54,7 +54,7 @@ describe('claimRecord', () => {
     await seedStatusRecords([endsNow, endsLater]);
     // Act
     const claims = await Promise.all(
-      [endsNow, endsLater].map((r) => claimRecord(r.id, { now: NOW, leaseUntil: iso(90), dueAt: iso(390) })),
+      [endsNow, endsLater].map((r) => claimRecord(r.id, { now: NOW, leaseUntil: iso(90) })),
     );
     // Assess
     expect(claims).toEqual([{ current: endsNow }, { current: endsLater }]);
@@ -65,9 +65,7 @@ describe('claimRecord', () => {
     const delivered = accepted({ status: 'delivered', openKind: undefined, dueAt: undefined });
     await seedStatusRecords([delivered]);
     const claims = await Promise.all(
-      [delivered.id, 'd'.repeat(32)].map((id) =>
-        claimRecord(id, { now: NOW, leaseUntil: iso(90), dueAt: iso(390) }),
-      ),
+      [delivered.id, 'd'.repeat(32)].map((id) => claimRecord(id, { now: NOW, leaseUntil: iso(90) })),
     );
     expect(claims).toEqual([{ current: delivered }, { current: undefined }]);
   });
@@ -82,7 +80,7 @@ describe('claimRecord', () => {
       type: 'com.amazonaws.dynamodb.v20120810#ValidationException',
     }));
     // Act
-    const outcome = claimRecord(record.id, { now: NOW, leaseUntil: iso(90), dueAt: iso(390) });
+    const outcome = claimRecord(record.id, { now: NOW, leaseUntil: iso(90) });
     // Assess
     await expect(outcome).rejects.toMatchObject({ name: 'ValidationException' });
     expect(dynamo.calls).toEqual(['UpdateItem']);
@@ -93,7 +91,7 @@ describe('recordAttempt', () => {
   const claimed = async (changes: Partial<StatusRecord> = {}) => {
     const record = accepted(changes);
     await seedStatusRecords([record]);
-    const claim = await claimRecord(record.id, { now: NOW, leaseUntil: iso(90), dueAt: iso(390) });
+    const claim = await claimRecord(record.id, { now: NOW, leaseUntil: iso(90) });
     if (!claim.claimed) throw new Error('not claimed');
     return claim.claimed;
   };
@@ -204,7 +202,7 @@ describe('recordAttempt', () => {
       iso(90),
     );
     const later = new Date(NOW.getTime() + 100_000);
-    const again = await claimRecord(record.id, { now: later, leaseUntil: iso(200), dueAt: iso(500) });
+    const again = await claimRecord(record.id, { now: later, leaseUntil: iso(200) });
     if (!again.claimed) throw new Error('not claimed');
     // Act
     await recordAttempt(
@@ -235,7 +233,7 @@ describe('recordAttempt', () => {
     expect(stored).not.toHaveProperty('dueAt');
   });
 
-  it('a transient failure without a due time keeps the one the claim set', async () => {
+  it('a transient failure without a due time keeps the one it had', async () => {
     const record = await claimed();
     await recordAttempt(
       record,
@@ -246,14 +244,14 @@ describe('recordAttempt', () => {
       status: 'accepted',
       attempts: 0,
       openKind: 'caseRecord',
-      dueAt: iso(390),
+      dueAt: '2026-11-22T08:05:00.000Z',
     });
   });
 
   it('counts from zero on a record that has no attempts yet', async () => {
     const { attempts: _a, ...withoutAttempts } = accepted();
     await seedStatusRecords([withoutAttempts as StatusRecord]);
-    await claimRecord(withoutAttempts.id, { now: NOW, leaseUntil: iso(90), dueAt: iso(390) });
+    await claimRecord(withoutAttempts.id, { now: NOW, leaseUntil: iso(90) });
     await recordAttempt(
       { ...withoutAttempts, attempts: 0 },
       { status: 'delivered', attempts: 1, downstreamId: '1', at: NOW },
@@ -266,7 +264,7 @@ describe('recordAttempt', () => {
     // Prepare: claimed; then the lease ran out and another worker claimed it.
     const record = await claimed();
     const later = new Date(NOW.getTime() + 91_000);
-    await claimRecord(record.id, { now: later, leaseUntil: iso(181), dueAt: iso(481) });
+    await claimRecord(record.id, { now: later, leaseUntil: iso(181) });
     const before = await getStatusRecord(record.id);
     // Act
     const written = await recordAttempt(
