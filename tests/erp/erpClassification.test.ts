@@ -130,6 +130,18 @@ describe('ERP adapter: classification of answers (CONTRACT section 3, ERP)', () 
     }
   });
 
+  it("keeps the dealer's operator (a staff member's name) out of the error text", async () => {
+    // Prepare: SAP echoes the operator named on the sale.
+    fixture.sap.inject({ status: 422, message: 'Operator Rosalind Okonkwo-Vance may not register sales' });
+    // Act
+    const outcome = await fixture.erp.deliverSalesRegistration(
+      registration({ FrameNum: 'FRAME-OPERATOR', Operator: 'Rosalind Okonkwo-Vance' }),
+      'reg-operator',
+    );
+    // Assess
+    expect(outcome).toMatchObject({ kind: 'permanent', error: 'Operator [redacted] may not register sales' });
+  });
+
   it('cuts a long downstream message to about 500 characters', async () => {
     // Act
     const outcome = await deliverWith({ status: 400, message: 'x'.repeat(5000) });

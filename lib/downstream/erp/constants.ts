@@ -24,4 +24,6 @@ export const PERSONAL_FIELDS = {
   email: 'email',
   Phone: 'phone',
   DOB: 'date',
+  // The dealer's staff member who made the sale: a person's name.
+  Operator: 'name',
 } as const satisfies Partial<Record<keyof SalesRegistration, PersonalValueKind>>;
