@@ -5,6 +5,12 @@
  */
 import { runRecords } from './records/run.ts';
 
+// `npm run -s records -- --json | head`: the reader has gone, which is no failure of the listing.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 process.exitCode = await runRecords(process.argv.slice(2), process.env, {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),

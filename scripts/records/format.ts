@@ -35,7 +35,12 @@ const shortTime = (iso: string | undefined): string => (iso ? iso.slice(0, 19).r
 const cut = (text: string, width: number): string =>
   text.length <= width ? text : `${text.slice(0, width - 1)}…`;
 
-/** Lays out rows of cells in columns as wide as their widest cell; the last column is not padded. */
+/**
+ * Lays out rows of cells in columns as wide as their widest cell, two spaces apart; the last column is not padded.
+ *
+ * @example
+ * alignColumns([['KIND', 'TOTAL'], ['sales', '2']]) // 'KIND   TOTAL\nsales  2'
+ */
 export const alignColumns = (rows: string[][]): string => {
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
   return rows

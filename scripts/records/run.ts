@@ -89,6 +89,8 @@ export const runRecords = async (
     try {
       await act(options, source, output);
     } catch (error) {
+      if ((error as Error)?.name === 'ResourceNotFoundException')
+        throw new NoServiceError(`${source.where}: no such table (or index): check --stage and --region`);
       if (options.stage === undefined && unreachable(error))
         throw new NoServiceError(`${source.where} does not answer: start it with npm start`);
       throw error;

@@ -322,6 +322,14 @@ describe('npm run records: bad arguments', () => {
 });
 
 describe('npm run records --stage', () => {
+  it('answers exit code 1 naming the table when the stage has none', async () => {
+    const { code, stderr } = await records(['--stage', 'nosuchstage', '--status', 'failed']);
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      'npm run records: dealer-gateway-nosuchstage-records (eu-west-1): no such table (or index): check --stage and --region\n',
+    );
+  });
+
   it('reads the stage’s table dealer-gateway-<stage>-records through the SDK client', async () => {
     // Prepare: a table named as on AWS for a made-up stage, on dynalite; the SDK honours AWS_ENDPOINT_URL_DYNAMODB.
     const stage = `t${randomBytes(4).toString('hex')}`;
