@@ -28,6 +28,8 @@ export const ALLOWANCE = {
   dynamoMs: 8,
   /** One SQS SendMessageBatch round trip, ms. */
   sqsMs: 15,
+  /** One EventBridge PutEvents round trip, ms. */
+  eventBridgeMs: 20,
   /** The downstream's answer time per delivery (SAP or Salesforce), ms: the capacity table's latency. */
   downstreamMs: 300,
   /** Lambda gives a function one vCPU at 1,769 MB and a share in proportion below it. */
@@ -69,8 +71,14 @@ export const itemBytes = (item: Record<string, AttributeValue>): number =>
   Object.entries(item).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + valueBytes(value), 0);
 
 export interface Measured {
-  /** Status record sizes (bytes) through a record's life: as intake creates it, claimed, delivered. */
-  items: Record<'sales' | 'case', { accepted: number; claimed: number; delivered: number }>;
+  /**
+   * Status record sizes (bytes) through a record's life: as intake creates it, claimed, delivered (with its history
+   * step and its event in the outbox), published (outbox emptied), purged (personal fields removed).
+   */
+  items: Record<
+    'sales' | 'case',
+    { accepted: number; claimed: number; delivered: number; published: number; purged: number }
+  >;
   /** Queue message body bytes. */
   messageBytes: Record<'sales' | 'case', number>;
   /** Bytes written to stdout at the deployed level. */
@@ -105,32 +113,51 @@ const child = async (): Promise<Measured> => {
   const cases = validateCaseRecord(caseInput());
   if (!sales.ok || !cases.ok) throw new Error('factory records invalid');
   const now = new Date('2026-11-22T12:00:00.000Z');
+  const { stateChangeOf } = await import('../lib/events/stateChange.ts');
+  const { retentionTimes } = await import('../lib/retention/settings.ts');
+  const { withoutPersonalData } = await import('../lib/retention/personalFields.ts');
+  const { statusKeyOf } = await import('../lib/store/statusKey.ts');
+  // The shapes lib/store/statusUpdates.ts writes (its expressions, applied here to objects).
   const lifecycle = (kind: 'salesRegistration' | 'caseRecord', record: object, downstreamId: string) => {
     const id = randomUUID().replaceAll('-', '');
     const request = { kind, records: [], requestId: randomUUID(), owner: 'example-dealer' };
     // biome-ignore lint/suspicious/noExplicitAny: the normalised record of either kind
     const accepted = newStatusRecord(id, request, record as any, now);
-    const later = '2026-11-22T12:00:01.234Z';
-    const claimed = {
-      ...accepted,
-      updatedAt: later,
-      leaseUntil: '2026-11-22T12:01:31.234Z',
-      dueAt: '2026-11-22T12:06:31.234Z',
-    };
-    const { openKind: _o, dueAt: _d, leaseUntil: _l, ...settled } = claimed;
+    const at = new Date('2026-11-22T12:00:01.234Z');
+    const claimed = { ...accepted, leaseUntil: '2026-11-22T12:01:31.234Z' };
+    const { openKind: _o, dueAt: _d, leaseUntil: _l, ...rest } = claimed;
+    const event = stateChangeOf(claimed, { state: 'delivered', attempts: 1, at, downstreamId });
     const delivered = {
-      ...settled,
+      ...rest,
       status: 'delivered' as const,
+      statusKey: statusKeyOf(kind, 'delivered'),
       attempts: 1,
-      updatedAt: later,
+      updatedAt: at.toISOString(),
       downstreamId,
+      history: [{ at: at.toISOString(), status: 'delivered' as const, reached: true, downstreamId }],
+      pendingEvents: [event],
+      eventsKind: kind,
+      eventsDueAt: '2026-11-22T12:01:01.234Z',
+      purgeKind: kind,
+      ...retentionTimes('delivered', at, { personalDataDays: 30, recordDays: 400 }),
+    };
+    const { pendingEvents: _p, eventsKind: _k, eventsDueAt: _e, ...published } = delivered;
+    const { purgeKind: _pk, purgeAt: _pa, ...kept } = published;
+    const purged = {
+      ...kept,
+      record: withoutPersonalData(kind, accepted.record),
+      personalDataRemovedAt: '2026-12-22T12:01:00.000Z',
     };
     const message = JSON.stringify({ id, kind, requestId: accepted.requestId, record });
+    const size = (item: object) =>
+      itemBytes(toItem(item as never) as unknown as Record<string, AttributeValue>);
     return {
       sizes: {
-        accepted: itemBytes(toItem(accepted) as unknown as Record<string, AttributeValue>),
-        claimed: itemBytes(toItem(claimed) as unknown as Record<string, AttributeValue>),
-        delivered: itemBytes(toItem(delivered) as unknown as Record<string, AttributeValue>),
+        accepted: size(accepted),
+        claimed: size(claimed),
+        delivered: size(delivered),
+        published: size(published),
+        purged: size(purged),
       },
       message: Buffer.byteLength(message),
     };
@@ -349,6 +376,11 @@ export interface CostOptions {
    * well under 1 KB written at intake and rewritten by the outcome (the claim changes none of its attributes).
    */
   frameIndex?: boolean;
+  /**
+   * As before the cut: the claim moved `dueAt` in the `open` index (a delete and a put per record, which the lease
+   * check in the reconciler's postpone made unnecessary).
+   */
+  claimMovesDue?: boolean;
 }
 
 /** The cost of one million records sent in requests of the scenario, itemised, USD. */
@@ -367,9 +399,15 @@ export const costPerMillion = (s: Scenario, m: Measured, v: Variant, o: CostOpti
     putWaves * ALLOWANCE.dynamoMs +
     sendWaves * ALLOWANCE.sqsMs +
     ALLOWANCE.coldShare * lambdaMs(ALLOWANCE.coldStartMs + v.extraColdMs, memIntake);
-  // Worker: a batch of 10 runs its records at once: claim, downstream, outcome; CPU of ten deliveries.
+  // Worker: a batch of 10 runs its records at once: claim, downstream, outcome, publish, empty the outbox; CPU of
+  // ten deliveries.
   const batchMs =
-    ALLOWANCE.dynamoMs + downstreamMs + ALLOWANCE.dynamoMs + lambdaMs((10 * o.workerCpuUs) / 1000, memWorker);
+    ALLOWANCE.dynamoMs +
+    downstreamMs +
+    ALLOWANCE.dynamoMs +
+    ALLOWANCE.eventBridgeMs +
+    ALLOWANCE.dynamoMs +
+    lambdaMs((10 * o.workerCpuUs) / 1000, memWorker);
   const batches = 1e6 / 10;
 
   const sendChunks = s.sends * Math.max(1, Math.ceil(s.sendBytes / 65536));
@@ -377,9 +415,12 @@ export const costPerMillion = (s: Scenario, m: Measured, v: Variant, o: CostOpti
   const writeUnits =
     requests * s.puts * wru(item.accepted) + // intake's conditional PutItem
     1e6 * wru(Math.max(item.accepted, item.claimed)) + // the claim (UpdateItem: the larger of before and after)
-    1e6 * wru(Math.max(item.claimed, item.delivered)); // the outcome
-  // The `open` index (KEYS_ONLY, one unit per entry): written on create, moved on claim (delete + put), removed.
-  const indexUnits = 1 + 2 + 1;
+    1e6 * wru(Math.max(item.claimed, item.delivered)) + // the outcome, with its history step and event
+    1e6 * wru(Math.max(item.delivered, item.published)) + // the outbox emptied once the event is published
+    1e6 * wru(Math.max(item.published, item.purged)); // the personal fields removed after 30 days
+  // The `open` index (KEYS_ONLY, one unit per entry): written on create, removed at settle (before the cut, the
+  // claim also moved it: a delete and a put).
+  const openIndexUnits = o.claimMovesDue ? 4 : 2;
   const logBytes =
     requests * (m.logs.intakeRequest[s.logKey] + m.logs.platform) +
     1e6 * m.logs.deliveredRecord +
@@ -393,9 +434,16 @@ export const costPerMillion = (s: Scenario, m: Measured, v: Variant, o: CostOpti
     'SQS send': requests * sendChunks * PRICES.sqsRequest.usd,
     'SQS receive + delete': batches * (receiveChunks + 1) * PRICES.sqsRequest.usd,
     'DynamoDB table writes': writeUnits * PRICES.dynamoWriteUnit.usd,
-    'DynamoDB open index writes': 1e6 * indexUnits * PRICES.dynamoWriteUnit.usd,
+    'DynamoDB open index writes': 1e6 * openIndexUnits * PRICES.dynamoWriteUnit.usd,
     'DynamoDB frame index writes':
       o.frameIndex && s.kind === 'sales' ? 1e6 * 2 * PRICES.dynamoWriteUnit.usd : 0,
+    // `status` (INCLUDE, under 1 KB): put at intake, moved (delete + put) when the state changes; the claim, the
+    // outbox and the purge change none of its attributes.
+    'DynamoDB status index writes': 1e6 * 3 * PRICES.dynamoWriteUnit.usd,
+    // `events` (put at settle, removed once published) and `purge` (put at settle, removed at the purge): KEYS_ONLY.
+    'DynamoDB events + purge index writes': 1e6 * 4 * PRICES.dynamoWriteUnit.usd,
+    'EventBridge events': 1e6 * PRICES.eventBridgeEvent.usd,
+    'webhook calls (API destination; clients with a webhook)': 1e6 * PRICES.apiDestinationInvocation.usd,
     'CloudWatch Logs ingested': (logBytes / 1e9) * PRICES.logsIngestedGb.usd,
   };
 };
@@ -412,8 +460,9 @@ export const fixedPerMonth = (m: Measured, o: CostOptions): Items => {
       invocations *
       (PRICES.lambdaRequest.usd +
         gbSeconds(reconcilerMs, o.memory.reconciler) * PRICES.lambdaArmGbSecond.usd),
-    // A Query of the index per kind reads at least 0.5 RRU (eventually consistent, as index reads are).
-    'reconciler Query (open index)': invocations * 2 * 0.5 * PRICES.dynamoReadUnit.usd,
+    // A Query of an index per kind reads at least 0.5 RRU (eventually consistent, as index reads are): the `open`,
+    // `events` and `purge` indexes.
+    'reconciler Query (open, events, purge indexes)': invocations * 3 * 2 * 0.5 * PRICES.dynamoReadUnit.usd,
     'reconciler logs':
       ((invocations * (m.logs.reconcilerEmf + m.logs.platform)) / 1e9) * PRICES.logsIngestedGb.usd,
     'SQS idle long polls (2 queues)': 2 * ALLOWANCE.idleReceivesPerQueueMonth * PRICES.sqsRequest.usd,
@@ -460,10 +509,10 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
   const one = perScenario[0];
   const [item, value] = Object.entries(one).sort(([, a], [, b]) => b - a)[0];
   const inputs = [
-    `Prices: ${PRICES_REGION}, on-demand, as of ${PRICES_AS_OF} (bench/prices.ts names each page). Indexes: \`open\` (KEYS_ONLY)${o.frameIndex ? ', `frame` (sales; INCLUDE: 2 writes per record, at intake and at the outcome)' : ''}. Memory: intake ${o.memory.salesRegistration} MB, workers ${o.memory.erpDelivery} MB, reconciler ${o.memory.reconciler} MB (serverless.yml).`,
+    `Prices: ${PRICES_REGION}, on-demand, as of ${PRICES_AS_OF} (bench/prices.ts names each page). Indexes: \`open\` (KEYS_ONLY)${o.frameIndex ? ', `frame` (sales; INCLUDE: 2 writes per record, at intake and at the outcome)' : ''}, \`status\` (INCLUDE), \`events\` and \`purge\` (KEYS_ONLY); every record settled publishes one event, and its client is assumed to have a webhook. Memory: intake ${o.memory.salesRegistration} MB, workers ${o.memory.erpDelivery} MB, reconciler ${o.memory.reconciler} MB (serverless.yml).`,
     `Measured: intake CPU per request ${scenarios.map((s) => `${s.name} ${(s.cpuUs / 1000).toFixed(2)} ms`).join(', ')} (full core; 10 records interpolated per record); ` +
-      `status record ${m.items.sales.accepted} / ${m.items.sales.claimed} / ${m.items.sales.delivered} B (sales: accepted, claimed, delivered), ` +
-      `${m.items.case.accepted} / ${m.items.case.claimed} / ${m.items.case.delivered} B (case); message ${m.messageBytes.sales} B (sales), ${m.messageBytes.case} B (case); ` +
+      `status record ${m.items.sales.accepted} / ${m.items.sales.claimed} / ${m.items.sales.delivered} / ${m.items.sales.published} / ${m.items.sales.purged} B (sales: accepted, claimed, delivered, published, purged), ` +
+      `${m.items.case.accepted} / ${m.items.case.claimed} / ${m.items.case.delivered} / ${m.items.case.published} / ${m.items.case.purged} B (case); message ${m.messageBytes.sales} B (sales), ${m.messageBytes.case} B (case); ` +
       `log bytes at ${m.logLevel}: intake ${m.logs.intakeRequest.sales1} B per 1-record request (INFO line + EMF), ${m.logs.deliveredRecord} B per delivered record, ` +
       `${m.logs.workerBatchEmf} B EMF per batch of 10, Lambda's START/END/REPORT ${m.logs.platform} B per invocation; worker CPU ${(o.workerCpuUs / 1000).toFixed(2)} ms per delivery.`,
     `Allowances: DynamoDB round trip ${ALLOWANCE.dynamoMs} ms, SQS send ${ALLOWANCE.sqsMs} ms (PutItems 16 at once), downstream ${ALLOWANCE.downstreamMs} ms per call (a batch's 10 at once), ` +
@@ -472,18 +521,38 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
       `log storage (${usd(PRICES.logsStoredGbMonth.usd)}/GB-month compressed, 30 days) and alarms left out. SDK: the README's warm CPU difference and +${ALLOWANCE.sdkColdStartExtraMs} ms per cold start. ` +
       'HTTP API loses API keys and usage plans (per-client throttle and quota at the gateway) and the contract-shaped gateway responses of deploy/apiKeys.cjs: key checks, throttling and quotas would move into the handlers.',
   ];
-  const indexShare = (i: number) => perScenario[i]['DynamoDB open index writes'] / sum(perScenario[i]);
-  const logShare = perScenario[0]['CloudWatch Logs ingested'] / sum(perScenario[0]);
+  // The cut, before and after, per scenario: the claim no longer moves the record in the `open` index.
+  const before = scenarios.map((sc) => sum(costPerMillion(sc, m, deployed, { ...o, claimMovesDue: true })));
+  const after = perScenario.map(sum);
+  const cutTable = markdownTable(
+    ['cut: total per million records', ...scenarios.map((sc) => sc.name)],
+    [
+      ['before: the claim moved `dueAt` (open index 4 writes a record)', ...before.map(usd)],
+      ['after: the reconciler checks the lease (open index 2 writes)', ...after.map(usd)],
+      [
+        'saved',
+        ...before.map((b, i) => `${usd(b - after[i])} (${(((b - after[i]) / b) * 100).toFixed(0)} %)`),
+      ],
+    ],
+  );
+  const featureItems = [
+    'DynamoDB status index writes',
+    'DynamoDB events + purge index writes',
+    'EventBridge events',
+    'webhook calls (API destination; clients with a webhook)',
+  ];
+  const featureShare = (i: number) =>
+    featureItems.reduce((total, name) => total + perScenario[i][name], 0) / after[i];
+  const logShare = perScenario[0]['CloudWatch Logs ingested'] / after[0];
   const waste = [
-    `Biggest waste: the \`open\` index. At KEYS_ONLY each entry is one write unit, and a delivered record writes it 4 times ` +
-      `(created at intake, deleted and put again when the claim moves \`dueAt\`, deleted at settle): ${usd(perScenario[0]['DynamoDB open index writes'])} per million records, ` +
-      `more than the table's own writes (${usd(perScenario[0]['DynamoDB table writes'])}), ${(indexShare(0) * 100).toFixed(0)} % of a 1-record request's total and ${(indexShare(2) * 100).toFixed(0)} % of a 500-record one's. ` +
-      "Half of it is the claim's move, which only keeps the reconciler off a record being delivered; not a small change (the lease and the reconciler's rules depend on it), so it is named, not cut. " +
-      `Next: CloudWatch Logs, ${(logShare * 100).toFixed(0)} % at 1 record per request (the INFO \`delivered\` line alone is ${m.logs.deliveredRecord} B per record); ` +
+    "Cut: the claim moved `dueAt` in the sparse `open` index (a delete and a put, one write unit each) only to keep the reconciler off a record being delivered; the reconciler's conditional postpone now checks the lease instead, and the claim writes no index attribute. " +
+      `Saved ${usd(before[0] - after[0])} per million records (table above). ` +
+      `What the events, the operations index and retention cost (issue 13): the \`status\` index (3 writes a record), the \`events\` and \`purge\` indexes (4), EventBridge and the webhook calls, ${(featureShare(0) * 100).toFixed(0)} % of a 1-record request's total and ${(featureShare(2) * 100).toFixed(0)} % of a 500-record one's, plus two table writes (the outbox emptied, the personal fields removed). ` +
+      `Next candidates, named not cut: the \`status\` index could leave out \`delivered\` records (1 write a record less; counting delivered records would then need the metrics); CloudWatch Logs, ${(logShare * 100).toFixed(0)} % at 1 record per request (the INFO \`delivered\` line alone is ${m.logs.deliveredRecord} B per record); ` +
       'and for 1-record requests the per-request fees (API Gateway, SendMessageBatch, Lambda), which a client sending 10 records per request divides by 10.',
   ];
   return {
-    tables: [itemised, '', variants, '', fixedTable, '', ...inputs, '', ...waste].join('\n'),
+    tables: [itemised, '', variants, '', cutTable, '', fixedTable, '', ...inputs, '', ...waste].join('\n'),
     biggest: { item, usd: value, share: value / sum(one) },
     totals,
   };

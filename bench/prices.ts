@@ -67,6 +67,16 @@ export const PRICES = {
     per: 'custom metric a month (first 10,000; EMF metrics are custom metrics)',
     source: 'https://aws.amazon.com/cloudwatch/pricing/',
   },
+  eventBridgeEvent: {
+    usd: 1.0 / 1e6,
+    per: 'custom event published (PutEvents; each 64 KB chunk of an entry is one event)',
+    source: 'https://aws.amazon.com/eventbridge/pricing/',
+  },
+  apiDestinationInvocation: {
+    usd: 0.2 / 1e6,
+    per: 'API destination invocation (a webhook call, retries included)',
+    source: 'https://aws.amazon.com/eventbridge/pricing/',
+  },
   alarmMonth: {
     usd: 0.1,
     per: 'standard-resolution alarm a month',
