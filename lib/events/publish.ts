@@ -10,6 +10,7 @@ import { conditionally, type Item } from '../store/table.ts';
 import type { StatusRecord } from '../store/types.ts';
 import type { RecordKind } from '../types.ts';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED } from './constants.ts';
+import { type EventSubject, eventOf } from './stateChange.ts';
 import type { RecordStateChanged } from './types.ts';
 
 /** The sparse index of records with events in their outbox: `eventsKind`, sorted by `eventsDueAt`. Keys only. */
@@ -69,9 +70,9 @@ const clearOutbox = (id: string, published: number): Promise<boolean> =>
  * if (written) await publishRecordEvents(written).catch(() => undefined); // the reconciler tries again
  */
 export const publishRecordEvents = async (
-  record: Pick<StatusRecord, 'id' | 'pendingEvents'>,
+  record: EventSubject & Pick<StatusRecord, 'pendingEvents'>,
 ): Promise<number> => {
-  const events = record.pendingEvents ?? [];
+  const events = (record.pendingEvents ?? []).map((pending) => eventOf(record, pending));
   if (events.length === 0) return 0;
   if (!(await putEvents(events))) throw new Error('the event bus refused events');
   await clearOutbox(record.id, events.length);
@@ -93,7 +94,7 @@ let busPausedUntil = 0;
  * if (written) await publishAfterOutcome(written);
  */
 export const publishAfterOutcome = async (
-  record: Pick<StatusRecord, 'id' | 'pendingEvents'>,
+  record: EventSubject & Pick<StatusRecord, 'pendingEvents'>,
   now = Date.now(),
 ): Promise<boolean> => {
   if (now < busPausedUntil) return false;

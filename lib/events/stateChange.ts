@@ -1,42 +1,73 @@
 import type { StatusRecord } from '../store/types.ts';
 import type { SalesRegistration } from '../types.ts';
-import type { RecordStateChanged } from './types.ts';
+import type { PendingEvent, RecordStateChanged } from './types.ts';
+
+/** What an event needs of the record it is about (none of its personal fields). */
+export type EventSubject = Pick<StatusRecord, 'id' | 'kind' | 'owner' | 'acceptedAt' | 'record'>;
+
+/** What a record changes to. */
+export interface StateChange {
+  state: RecordStateChanged['state'];
+  attempts: number;
+  at: Date;
+  downstreamId?: string;
+  error?: string;
+}
 
 /**
- * The event of a record's change of state, built from the record as it was and what it changes to. Only the
- * fields named in {@link RecordStateChanged} are copied: never anything of the record's personal data.
+ * A change of state as the record's outbox keeps it, until {@link eventOf} makes the event of it.
  *
  * @example
- * const event = stateChangeOf(claimed, { state: 'rejected', attempts: 1, at, error: 'Frame number already registered' });
+ * const pending = pendingChangeOf(claimed, { state: 'delivered', attempts: 1, at, downstreamId: '4900000017' });
  */
-export const stateChangeOf = (
-  before: Pick<StatusRecord, 'id' | 'kind' | 'owner' | 'status' | 'acceptedAt' | 'record'>,
-  change: {
-    state: RecordStateChanged['state'];
-    attempts: number;
-    at: Date;
-    downstreamId?: string;
-    error?: string;
-  },
-): RecordStateChanged => {
-  const at = change.at.toISOString();
-  const event: RecordStateChanged = {
-    eventId: `${before.id}:${at}`,
-    recordId: before.id,
-    kind: before.kind,
-    client: before.owner,
+export const pendingChangeOf = (before: Pick<StatusRecord, 'status'>, change: StateChange): PendingEvent => {
+  const pending: PendingEvent = {
     state: change.state,
     previousState: before.status,
     attempts: change.attempts,
-    at,
-    acceptedAt: before.acceptedAt,
+    at: change.at.toISOString(),
   };
-  if (change.downstreamId) event.downstreamId = change.downstreamId;
-  if (change.error) event.error = change.error;
-  if (before.kind === 'salesRegistration') {
-    const sale = before.record as Partial<SalesRegistration>;
+  if (change.downstreamId) pending.downstreamId = change.downstreamId;
+  if (change.error) pending.error = change.error;
+  return pending;
+};
+
+/**
+ * The event of a change kept in a record's outbox. Only the fields named in {@link RecordStateChanged} are copied
+ * from the record: never anything of its personal data.
+ *
+ * @example
+ * const events = (record.pendingEvents ?? []).map((pending) => eventOf(record, pending));
+ */
+export const eventOf = (record: EventSubject, pending: PendingEvent): RecordStateChanged => {
+  const event: RecordStateChanged = {
+    eventId: `${record.id}:${pending.at}`,
+    recordId: record.id,
+    kind: record.kind,
+    client: record.owner,
+    state: pending.state,
+    previousState: pending.previousState,
+    attempts: pending.attempts,
+    at: pending.at,
+    acceptedAt: record.acceptedAt,
+  };
+  if (pending.downstreamId) event.downstreamId = pending.downstreamId;
+  if (pending.error) event.error = pending.error;
+  if (record.kind === 'salesRegistration') {
+    const sale = record.record as Partial<SalesRegistration>;
     if (typeof sale.FrameNum === 'string') event.FrameNum = sale.FrameNum;
     if (typeof sale.DealerId === 'number') event.DealerId = sale.DealerId;
   }
   return event;
 };
+
+/**
+ * The event of a record's change of state, built from the record as it was and what it changes to.
+ *
+ * @example
+ * const event = stateChangeOf(claimed, { state: 'rejected', attempts: 1, at, error: 'Frame number already registered' });
+ */
+export const stateChangeOf = (
+  before: EventSubject & Pick<StatusRecord, 'status'>,
+  change: StateChange,
+): RecordStateChanged => eventOf(before, pendingChangeOf(before, change));

@@ -28,3 +28,13 @@ export interface RecordStateChanged {
   FrameNum?: string;
   DealerId?: number;
 }
+
+/**
+ * A change of state as it waits in a record's outbox: only what the record itself does not say (its id, kind,
+ * owner, acceptance time, frame number and dealer are read from the record when the event is published). Kept
+ * small, so that the outcome's write and the outbox's emptying stay within one write unit.
+ */
+export type PendingEvent = Pick<
+  RecordStateChanged,
+  'state' | 'previousState' | 'attempts' | 'at' | 'downstreamId' | 'error'
+>;

@@ -3,7 +3,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { ConditionalCheckFailedException, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
-import { stateChangeOf } from '../events/stateChange.ts';
+import { pendingChangeOf } from '../events/stateChange.ts';
 import { dueAfter } from '../reconcile/settings.ts';
 import { retentionTimes } from '../retention/settings.ts';
 import { statusKeyOf } from './statusKey.ts';
@@ -131,7 +131,7 @@ export const recordAttempt = async (
     }
   } else {
     remove.push('openKind', 'dueAt');
-    const event = stateChangeOf(claimed, {
+    const event = pendingChangeOf(claimed, {
       state: outcome.status,
       attempts: claimed.attempts + outcome.attempts,
       at: outcome.at,
@@ -179,7 +179,7 @@ export const reopenFailedRecord = async (
   current: StatusRecord,
   reopen: { at: Date; dueAt: string },
 ): Promise<StatusRecord | undefined> => {
-  const event = stateChangeOf(current, { state: 'accepted', attempts: current.attempts, at: reopen.at });
+  const event = pendingChangeOf(current, { state: 'accepted', attempts: current.attempts, at: reopen.at });
   return updatedRecord({
     TableName: recordsTable(),
     Key: { pk: { S: current.id } },

@@ -1,4 +1,4 @@
-import type { RecordStateChanged } from '../events/types.ts';
+import type { PendingEvent } from '../events/types.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 
 /** Where a record stands. See the README for the state diagram. */
@@ -69,7 +69,7 @@ export interface StatusRecord {
    * `eventsKind` and `eventsDueAt` (the sparse `events` index) while any are pending: the worker publishes them
    * at once, the reconciler whatever is still there at `eventsDueAt`.
    */
-  pendingEvents?: RecordStateChanged[];
+  pendingEvents?: PendingEvent[];
   eventsKind?: RecordKind;
   eventsDueAt?: string;
   /**

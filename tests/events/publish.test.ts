@@ -156,7 +156,9 @@ describe('the worker publishes each settled outcome', () => {
     // Assess: delivered; the event is kept, due for the reconciler a minute on.
     const stored = (await getStatusRecord(sale.id)) as StatusRecord;
     expect(stored.status).toBe('delivered');
-    expect(stored.pendingEvents).toMatchObject([{ state: 'delivered', recordId: sale.id }]);
+    expect(stored.pendingEvents).toMatchObject([
+      { state: 'delivered', previousState: 'accepted', attempts: 1 },
+    ]);
     expect(stored.eventsKind).toBe('salesRegistration');
     expect(Date.parse(stored.eventsDueAt ?? '')).toBe(Date.parse(stored.updatedAt) + 60_000);
     expect(bus.entries).toEqual([]);
@@ -169,7 +171,20 @@ describe('publishRecordEvents', () => {
   it('publishes the outbox and empties it', async () => {
     const record = await settledCase({ status: 'delivered' });
     expect(await publishRecordEvents(record)).toBe(1);
-    expect(bus.details()).toEqual(record.pendingEvents);
+    expect(bus.details()).toEqual([
+      {
+        eventId: `${record.id}:${NOW.toISOString()}`,
+        recordId: record.id,
+        kind: 'caseRecord',
+        client: 'example-web-forms',
+        state: 'delivered',
+        previousState: 'accepted',
+        attempts: 1,
+        at: NOW.toISOString(),
+        acceptedAt: record.acceptedAt,
+        downstreamId: '500Ab',
+      },
+    ]);
     expect(await outboxOf(record.id)).toEqual({ events: undefined, kind: undefined, dueAt: undefined });
   });
 
@@ -198,8 +213,8 @@ describe('publishRecordEvents', () => {
     // Assess: both stay, and the next publish sends both (the first a second time, with its eventId).
     const kept = (await outboxOf(record.id)).events ?? [];
     expect(kept).toHaveLength(2);
-    await publishRecordEvents({ id: record.id, pendingEvents: kept });
-    expect(bus.details().map((d) => d.eventId)).toEqual(Array(3).fill(record.pendingEvents?.[0].eventId));
+    await publishRecordEvents({ ...record, pendingEvents: kept });
+    expect(bus.details().map((d) => d.eventId)).toEqual(Array(3).fill(`${record.id}:${NOW.toISOString()}`));
   });
 });
 
