@@ -56,7 +56,7 @@ export const recordsPerSecond = (
 ) => (concurrency * batch) / (cycleMs / 1000);
 
 /**
- * The batch cycle on AWS (paper): receive, claim, downstream, outcome, delete, and the CPU of the batch's
+ * The batch cycle on AWS (paper): receive, claim, downstream, outcome, publish, outbox, delete, and the CPU of the batch's
  * deliveries (measured on a full core) at the worker's share of a vCPU (memory / 1,769 MB).
  */
 export const awsCycleMs = (
@@ -68,6 +68,9 @@ export const awsCycleMs = (
   SQS_AROUND_BATCH_MS +
   2 * ALLOWANCE.dynamoMs +
   latencyMs +
+  // The settled outcome's event: PutEvents, then the outbox emptied.
+  ALLOWANCE.eventBridgeMs +
+  ALLOWANCE.dynamoMs +
   ((batch * cpuUsPerDelivery) / 1000) * Math.max(1, ALLOWANCE.fullCpuMb / memoryMb);
 
 const child = async (): Promise<CapacityResult> => {
@@ -81,6 +84,17 @@ const child = async (): Promise<CapacityResult> => {
   const { startSapSandbox } = await import('../sandbox/sapSandbox.ts');
 
   const sap = await startSapSandbox();
+  // The worker publishes each outcome's event (then empties the outbox), as on AWS: to the local event bus.
+  const { startLocalEventBus } = await import('../scripts/local/eventBus.ts');
+  const { mkdtemp } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const bus = await startLocalEventBus({
+    dataDir: await mkdtemp(`${tmpdir()}/capacity-bus-`),
+    busNames: ['dealer-gateway-bench'],
+    routeOf: () => undefined,
+  });
+  process.env.AWS_ENDPOINT_URL_EVENTBRIDGE = bus.url;
+  process.env.EVENT_BUS_NAME = 'dealer-gateway-bench';
   process.env.ERP_BASE_URL = sap.url;
   process.env.ERP_SERVICE_PATH = sap.servicePath;
   process.env.ERP_USERNAME = sap.username;
@@ -157,6 +171,7 @@ const child = async (): Promise<CapacityResult> => {
     for (const id of [ids[0], ids[ids.length - 1]]) {
       const status = await getStatusRecord(id);
       if (status?.status !== 'delivered') throw new Error(`record ${id} is ${status?.status}`);
+      if (status.pendingEvents) throw new Error(`record ${id}: its event was not published`);
     }
     return {
       latencyMs,
@@ -183,7 +198,7 @@ const child = async (): Promise<CapacityResult> => {
     runs.push(await simulate(latencyMs, records, pollers));
   }
   sqs.destroy();
-  await sap.stop();
+  await Promise.all([sap.stop(), bus.stop()]);
   return { calibration, runs };
 };
 
@@ -279,7 +294,7 @@ export const capacityReport = (
     }),
   );
   const notes = [
-    `Paper: batch cycle = the event source's receive and delete (${SQS_AROUND_BATCH_MS} ms together, stated) + claim and outcome UpdateItems (${ALLOWANCE.dynamoMs} ms each, stated) + the downstream's latency + ` +
+    `Paper: batch cycle = the event source's receive and delete (${SQS_AROUND_BATCH_MS} ms together, stated) + claim, outcome and outbox UpdateItems (${ALLOWANCE.dynamoMs} ms each, stated) + the event's PutEvents (${ALLOWANCE.eventBridgeMs} ms, stated) + the downstream's latency + ` +
       `the CPU of 10 deliveries (${Math.round(cpuUs)} µs each on a full core, measured below at 0 ms; an upper bound, as it includes the poller's own SQS client) at ${memoryMb} MB, that is ${(ALLOWANCE.fullCpuMb / memoryMb).toFixed(2)} × slower; ` +
       'the 10 records of a batch run at once (Powertools BatchProcessor, processInParallel true by default), so a batch costs one latency, not ten. ' +
       'First attempts only: a transient failure comes back after 30 s × 2^(attempt-1) and takes a place in a later batch.',

@@ -18,7 +18,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CallCounts } from './instantAws.ts';
 import type { IntakeRow } from './intakeCost.ts';
-import { PRICES, PRICES_AS_OF, PRICES_REGION } from './prices.ts';
+import { PRICE_CHECKS, PRICES, PRICES_AS_OF, PRICES_REGION } from './prices.ts';
 import { baseEnv, benchDir, projectRoot, runNodeJson } from './proc.ts';
 import { markdownTable } from './table.ts';
 
@@ -77,7 +77,15 @@ export interface Measured {
    */
   items: Record<
     'sales' | 'case',
-    { accepted: number; claimed: number; delivered: number; published: number; purged: number }
+    {
+      accepted: number;
+      claimed: number;
+      delivered: number;
+      /** Delivered, as before the cut: the whole event in the outbox. */
+      deliveredFullEvent: number;
+      published: number;
+      purged: number;
+    }
   >;
   /** Queue message body bytes. */
   messageBytes: Record<'sales' | 'case', number>;
@@ -113,7 +121,7 @@ const child = async (): Promise<Measured> => {
   const cases = validateCaseRecord(caseInput());
   if (!sales.ok || !cases.ok) throw new Error('factory records invalid');
   const now = new Date('2026-11-22T12:00:00.000Z');
-  const { stateChangeOf } = await import('../lib/events/stateChange.ts');
+  const { pendingChangeOf, stateChangeOf } = await import('../lib/events/stateChange.ts');
   const { retentionTimes } = await import('../lib/retention/settings.ts');
   const { withoutPersonalData } = await import('../lib/retention/personalFields.ts');
   const { statusKeyOf } = await import('../lib/store/statusKey.ts');
@@ -126,7 +134,7 @@ const child = async (): Promise<Measured> => {
     const at = new Date('2026-11-22T12:00:01.234Z');
     const claimed = { ...accepted, leaseUntil: '2026-11-22T12:01:31.234Z' };
     const { openKind: _o, dueAt: _d, leaseUntil: _l, ...rest } = claimed;
-    const event = stateChangeOf(claimed, { state: 'delivered', attempts: 1, at, downstreamId });
+    const event = pendingChangeOf(claimed, { state: 'delivered', attempts: 1, at, downstreamId });
     const delivered = {
       ...rest,
       status: 'delivered' as const,
@@ -156,6 +164,10 @@ const child = async (): Promise<Measured> => {
         accepted: size(accepted),
         claimed: size(claimed),
         delivered: size(delivered),
+        deliveredFullEvent: size({
+          ...delivered,
+          pendingEvents: [stateChangeOf(claimed, { state: 'delivered', attempts: 1, at, downstreamId })],
+        }),
         published: size(published),
         purged: size(purged),
       },
@@ -381,12 +393,15 @@ export interface CostOptions {
    * check in the reconciler's postpone made unnecessary).
    */
   claimMovesDue?: boolean;
+  /** As before the second cut: the outbox kept the whole event (the delivered record then passed 1 KB). */
+  fullOutboxEvents?: boolean;
 }
 
 /** The cost of one million records sent in requests of the scenario, itemised, USD. */
 export const costPerMillion = (s: Scenario, m: Measured, v: Variant, o: CostOptions): Items => {
   const requests = 1e6 / s.records;
-  const item = m.items[s.kind];
+  const sizes = m.items[s.kind];
+  const item = o.fullOutboxEvents ? { ...sizes, delivered: sizes.deliveredFullEvent } : sizes;
   const memIntake = s.kind === 'sales' ? o.memory.salesRegistration : o.memory.crmCase;
   const memWorker = s.kind === 'sales' ? o.memory.erpDelivery : o.memory.crmDelivery;
   const downstreamMs = o.downstreamMs ?? ALLOWANCE.downstreamMs;
@@ -521,14 +536,24 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
       `log storage (${usd(PRICES.logsStoredGbMonth.usd)}/GB-month compressed, 30 days) and alarms left out. SDK: the README's warm CPU difference and +${ALLOWANCE.sdkColdStartExtraMs} ms per cold start. ` +
       'HTTP API loses API keys and usage plans (per-client throttle and quota at the gateway) and the contract-shaped gateway responses of deploy/apiKeys.cjs: key checks, throttling and quotas would move into the handlers.',
   ];
-  // The cut, before and after, per scenario: the claim no longer moves the record in the `open` index.
-  const before = scenarios.map((sc) => sum(costPerMillion(sc, m, deployed, { ...o, claimMovesDue: true })));
+  // The cuts, before and after, per scenario: the claim no longer moves the record in the `open` index; the outbox
+  // keeps only what the record does not say.
+  const before = scenarios.map((sc) =>
+    sum(costPerMillion(sc, m, deployed, { ...o, claimMovesDue: true, fullOutboxEvents: true })),
+  );
+  const firstCut = scenarios.map((sc) =>
+    sum(costPerMillion(sc, m, deployed, { ...o, fullOutboxEvents: true })),
+  );
   const after = perScenario.map(sum);
   const cutTable = markdownTable(
-    ['cut: total per million records', ...scenarios.map((sc) => sc.name)],
+    ['cuts: total per million records', ...scenarios.map((sc) => sc.name)],
     [
-      ['before: the claim moved `dueAt` (open index 4 writes a record)', ...before.map(usd)],
-      ['after: the reconciler checks the lease (open index 2 writes)', ...after.map(usd)],
+      ['before: the claim moved `dueAt`; whole events in the outbox', ...before.map(usd)],
+      ['the reconciler checks the lease instead (open index 4 -> 2 writes)', ...firstCut.map(usd)],
+      [
+        `the outbox keeps the change only (delivered record ${m.items.sales.deliveredFullEvent} -> ${m.items.sales.delivered} B sales, ${m.items.case.deliveredFullEvent} -> ${m.items.case.delivered} B case)`,
+        ...after.map(usd),
+      ],
       [
         'saved',
         ...before.map((b, i) => `${usd(b - after[i])} (${(((b - after[i]) / b) * 100).toFixed(0)} %)`),
@@ -546,13 +571,26 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
   const logShare = perScenario[0]['CloudWatch Logs ingested'] / after[0];
   const waste = [
     "Cut: the claim moved `dueAt` in the sparse `open` index (a delete and a put, one write unit each) only to keep the reconciler off a record being delivered; the reconciler's conditional postpone now checks the lease instead, and the claim writes no index attribute. " +
-      `Saved ${usd(before[0] - after[0])} per million records (table above). ` +
+      `Saved ${usd(before[0] - firstCut[0])} per million records. And the outbox kept the whole event (ids, client, times, frame, dealer: all on the record already), which took a delivered record past 1 KB, so the outcome's write and the outbox's emptying cost two write units each; it now keeps the change only and the event is made from the record when published: ${usd(firstCut[0] - after[0])} more for sales (table above). ` +
       `What the events, the operations index and retention cost (issue 13): the \`status\` index (3 writes a record), the \`events\` and \`purge\` indexes (4), EventBridge and the webhook calls, ${(featureShare(0) * 100).toFixed(0)} % of a 1-record request's total and ${(featureShare(2) * 100).toFixed(0)} % of a 500-record one's, plus two table writes (the outbox emptied, the personal fields removed). ` +
       `Next candidates, named not cut: the \`status\` index could leave out \`delivered\` records (1 write a record less; counting delivered records would then need the metrics); CloudWatch Logs, ${(logShare * 100).toFixed(0)} % at 1 record per request (the INFO \`delivered\` line alone is ${m.logs.deliveredRecord} B per record); ` +
       'and for 1-record requests the per-request fees (API Gateway, SendMessageBatch, Lambda), which a client sending 10 records per request divides by 10.',
   ];
   return {
-    tables: [itemised, '', variants, '', cutTable, '', fixedTable, '', ...inputs, '', ...waste].join('\n'),
+    tables: [
+      itemised,
+      '',
+      variants,
+      '',
+      cutTable,
+      '',
+      fixedTable,
+      '',
+      ...inputs,
+      `Prices checked: ${PRICE_CHECKS.join('; ')}.`,
+      '',
+      ...waste,
+    ].join('\n'),
     biggest: { item, usd: value, share: value / sum(one) },
     totals,
   };

@@ -6,6 +6,16 @@
 
 /** When these values were last taken from the pages named below. */
 export const PRICES_AS_OF = '2026-11-22';
+
+/**
+ * How the values were checked on 2026-11-23. The AWS pricing pages themselves were not reachable from the build
+ * machine; the values were compared with public summaries of them. Check the AWS pages before quoting a figure.
+ */
+export const PRICE_CHECKS = [
+  'DynamoDB on-demand: $0.625 per million WRU and $0.125 per million RRU in us-east-1 after AWS halved on-demand prices in November 2024 (airbyte.com, DynamoDB pricing); eu-west-1 is $0.7069 / $0.1413 here, half the $1.4135 / $0.283 quoted before the cut (engineering-ed7.pages.dev)',
+  'EventBridge: custom events $1.00 per million, API destinations $0.20 per million, "consistent across most commercial regions" (cloudburn.io, March 2026; factualminds.com, June 2026)',
+  'not cross-checked: API Gateway, Lambda, SQS and CloudWatch values, as taken on 2026-11-22',
+] as const;
 export const PRICES_REGION = 'eu-west-1';
 
 export interface Price {
