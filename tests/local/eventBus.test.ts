@@ -119,7 +119,7 @@ const putEvents = async (bus: LocalEventBus, entries: unknown[]) => {
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };
 
-const until = async (condition: () => boolean | Promise<boolean>, timeoutMs = 5000) => {
+const until = async (condition: () => boolean | Promise<boolean>, timeoutMs = 15_000) => {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
@@ -303,12 +303,15 @@ describe('the local event bus (PutEvents → webhooks)', () => {
     up = true;
     const callsBefore = hook.calls.length;
     const second = await startBus(dir, { a: route(hook.url) });
+    // (Its log line follows the file's removal: wait for both, or a loaded machine sees the one without the other.)
+    const deliveredLogs = () => second.logs.filter((log) => log.message === 'webhook delivered');
     await until(async () => (await files(second.bus.store.pendingDir)).length === 0);
+    await until(() => deliveredLogs().length === 2);
     // Assess: every event arrived (at least once) after the restart.
     expect(second.bus.resumed).toBe(2);
     const delivered = hook.calls.slice(callsBefore).map((call) => call.body.id);
     expect([...new Set(delivered)].sort()).toEqual([...ids].sort());
-    expect(second.logs.filter((log) => log.message === 'webhook delivered')).toHaveLength(2);
+    expect(deliveredLogs()).toHaveLength(2);
   });
 
   it("never lets a hung webhook delay another client's deliveries", async () => {
@@ -329,8 +332,8 @@ describe('the local event bus (PutEvents → webhooks)', () => {
     const started = Date.now();
     await putEvents(bus, [entry('b')]);
     await until(() => hookB.calls.length === 1);
-    // Assess
-    expect(Date.now() - started).toBeLessThan(500);
+    // Assess: B's event did not wait for A's attempts to time out (3 s), however loaded the machine.
+    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it("spreads a client's calls to its rate limit", async () => {
