@@ -129,7 +129,7 @@ describe('npm start: a client webhook is told when its records are decided', () 
     // Within seconds of the change of state (receivedAt and detail.at are both this machine's clock).
     const lagMs = Date.parse(rejected?.receivedAt ?? '') - Date.parse(rejected?.event.detail.at ?? '');
     process.stderr.write(`webhook e2e: rejected event received ${lagMs} ms after the state changed\n`);
-    expect(lagMs).toBeLessThan(5000);
+    expect(lagMs).toBeLessThan(10_000); // "within seconds", with room for a loaded CI machine
     expect(delivered?.event.detail).toMatchObject({
       recordId: first,
       state: 'delivered',
@@ -178,7 +178,7 @@ describe('npm start: a client webhook is told when its records are decided', () 
     const arrived = await eventOf(id, 'delivered', 10_000);
     // Assess
     expect(whileDown.status).toBe('delivered');
-    expect(whileDown.afterMs).toBeLessThan(Math.max(3000, baseline.afterMs * 3));
+    expect(whileDown.afterMs).toBeLessThan(Math.max(8000, baseline.afterMs * 4));
     expect(missedWhileDown).toBeUndefined();
     expect(left.faults[0].count).toBeLessThan(1000); // the webhook was called, and failed
     expect(arrived?.event.detail).toMatchObject({
@@ -186,7 +186,7 @@ describe('npm start: a client webhook is told when its records are decided', () 
       state: 'delivered',
       client: 'example-dealer',
     });
-    expect(Date.now() - recoveredAt).toBeLessThan(5000);
+    expect(Date.now() - recoveredAt).toBeLessThan(10_000); // retries at most 1 s apart here
   });
   it('loses no event across a restart: one held back by a failing webhook arrives after npm start starts again', async () => {
     // Prepare: the webhook fails; a sale is delivered, its event waits for the webhook.
