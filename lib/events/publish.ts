@@ -107,6 +107,9 @@ export const publishAfterOutcome = async (
   }
 };
 
+/** Records whose outboxes one run publishes at most: a backlog after a bus outage is worked off run by run, each well inside the reconciler's minute. */
+export const DUE_EVENTS_LIMIT = 500;
+
 /** What a run of {@link publishDueEvents} did. */
 export interface DueEventsResult {
   /** Events published. */
@@ -123,24 +126,27 @@ export interface DueEventsResult {
  * const { published } = await publishDueEvents({ now: new Date() });
  */
 export const publishDueEvents = async (
-  options: { now?: Date; kinds?: readonly RecordKind[]; pageSize?: number } = {},
+  options: { now?: Date; kinds?: readonly RecordKind[]; pageSize?: number; limit?: number } = {},
 ): Promise<DueEventsResult> => {
   const now = (options.now ?? new Date()).toISOString();
   const result: DueEventsResult = { published: 0, unpublished: 0 };
+  let left = options.limit ?? DUE_EVENTS_LIMIT;
   for (const kind of options.kinds ?? (['salesRegistration', 'caseRecord'] as const)) {
     let startKey: Item | undefined;
     do {
+      if (left <= 0) return result;
       const out = await dynamoClient().send(
         new QueryCommand({
           TableName: recordsTable(),
           IndexName: EVENTS_INDEX,
           KeyConditionExpression: 'eventsKind = :kind AND eventsDueAt <= :now',
           ExpressionAttributeValues: marshall({ ':kind': kind, ':now': now }),
-          Limit: options.pageSize ?? 100,
+          Limit: Math.min(options.pageSize ?? 100, left),
           ExclusiveStartKey: startKey,
         }),
       );
       const ids = (out.Items ?? []).map((item) => item.pk?.S ?? '').filter(Boolean);
+      left -= ids.length;
       const records = await getStatusRecords(ids, { consistent: true });
       for (const record of records.values()) {
         try {

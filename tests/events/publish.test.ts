@@ -255,6 +255,22 @@ describe('publishDueEvents (the reconciler)', () => {
     });
   });
 
+  it('publishes at most `limit` records a run; the next run takes the rest', async () => {
+    // Prepare: three records left unpublished.
+    const records = [
+      await settledCase({ status: 'delivered' }),
+      await settledCase({ status: 'delivered' }),
+      await settledCase({ status: 'delivered' }),
+    ];
+    // Act
+    const first = await publishDueEvents({ now: later(61), kinds: ['caseRecord'], limit: 2, pageSize: 1 });
+    const second = await publishDueEvents({ now: later(61), kinds: ['caseRecord'], limit: 2 });
+    // Assess
+    expect(first).toEqual({ published: 2, unpublished: 0 });
+    expect(second).toEqual({ published: 1, unpublished: 0 });
+    expect(new Set(bus.details().map((d) => d.recordId))).toEqual(new Set(records.map((r) => r.id)));
+  });
+
   it('stops at the first failure while the bus is down, and publishes everything once it is back', async () => {
     // Prepare
     const records = [
