@@ -64,7 +64,17 @@ const runKey = async (): Promise<string | undefined> => {
 
 /** `npm run package` as a user runs it (bundles, then osls package), without AWS credentials. */
 export const runPackage = async (outDir: string, cwd = process.cwd()): Promise<void> => {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+  // Not the local resources a test file may have set up: serverless.yml takes them over its references (they are
+  // for the local runner), and the template would name the test's queues, table and bus.
+  const localResources = [
+    'SALES_REGISTRATION_QUEUE_URL',
+    'CASE_QUEUE_URL',
+    'RECORDS_TABLE',
+    'EVENT_BUS_NAME',
+  ];
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && !localResources.includes(k)),
+  );
   await promisify(execFile)('npm', ['run', 'package', '--', '--stage', 'ci', '--package', outDir], {
     cwd,
     env: { ...env, PATH: `${join(process.cwd(), 'node_modules', '.bin')}:${process.env.PATH}` },
