@@ -2,23 +2,30 @@
  * Worker throughput: sales registrations delivered per second by functions/deliveryWorker.ts, driven by
  * `pollOnce` (scripts/local/queuePoller.ts, batch 10) as Lambda's event source would, against the real local
  * queue and store (fauxqs, dynalite: bench/localAws.ts) and an instant SAP Gateway (bench/instantSap.ts), each
- * in its own process. Baseline: a bare loop making the calls the brief names with the same clients:
- * ReceiveMessage (10); per message, in parallel as the worker's batch processor does: the claim (a conditional
- * UpdateItem with a lease, which keeps two copies of a message from reaching SAP together), POST to SAP (fetch)
- * and the outcome UpdateItem; then DeleteMessageBatch.
+ * in its own process, and the local event bus (scripts/local/eventBus.ts) in the parent process. Baseline: a bare
+ * loop making the calls the brief names with the same clients: ReceiveMessage (10); per message, in parallel as the
+ * worker's batch processor does: the claim (a conditional UpdateItem with a lease, which keeps two copies of a
+ * message from reaching SAP together), POST to SAP (fetch), the outcome UpdateItem (with the event in the outbox),
+ * PutEvents of the event and the UpdateItem that empties the outbox; then DeleteMessageBatch.
  *
  * Records are pre-accepted for each block: status records and messages written with lib functions
  * (seedStatusRecords, sendRecords), so both sides deliver exactly the same kind of work.
  */
 
 import { randomUUID } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { JsonCommand, JsonProtocolClient, JsonSendOptions } from '../lib/aws/jsonProtocol/client.ts';
 import { localClientConfig } from '../scripts/local/aws.ts';
+import { startLocalEventBus } from '../scripts/local/eventBus.ts';
 import { salesRegistrationInput } from '../tests/factories/records.ts';
 import { readSapCounts, SAP_PASSWORD, SAP_SERVICE_PATH, SAP_USER, startInstantSap } from './instantSap.ts';
 import { startLocalAws } from './localAws.ts';
 import { awsFreeEnv, benchDir, quietPowertools, runNodeJson } from './proc.ts';
 import { cpuProfiler } from './profile.ts';
+
+const BENCH_BUS = 'dealer-gateway-bench';
 
 export interface WorkerSide {
   delivered: number;
@@ -62,8 +69,11 @@ const countJsonCalls = (client: JsonProtocolClient, counts: Counts) => {
 };
 
 const child = async (): Promise<WorkerResult> => {
+  const { marshall } = await import('@aws-sdk/util-dynamodb');
   const { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } = await import('@aws-sdk/client-sqs');
   const { UpdateItemCommand } = await import('../lib/aws/jsonProtocol/dynamodb.ts');
+  const { PutEventsCommand } = await import('../lib/aws/jsonProtocol/eventBridge.ts');
+  const { eventBridgeClient } = await import('../lib/aws/clients.ts');
   const { handler: deliveryWorker } = await import('../functions/deliveryWorker.ts');
   const { pollOnce } = await import('../scripts/local/queuePoller.ts');
   const { dynamoClient } = await import('../lib/aws/clients.ts');
@@ -82,6 +92,7 @@ const child = async (): Promise<WorkerResult> => {
   const counts: Counts = {};
   sqs.middlewareStack.add(countingMiddleware(counts), counting);
   countJsonCalls(dynamoClient(), counts);
+  countJsonCalls(eventBridgeClient(), counts);
 
   let serial = 0;
   const tag = Date.now().toString(36).toUpperCase();
@@ -152,13 +163,12 @@ const child = async (): Promise<WorkerResult> => {
       new UpdateItemCommand({
         TableName: table,
         Key: { pk: { S: message.id } },
-        UpdateExpression: 'SET leaseUntil = :lease, dueAt = :due',
+        UpdateExpression: 'SET leaseUntil = :lease',
         ConditionExpression:
           '#status = :accepted AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':lease': { S: lease },
-          ':due': { S: new Date(now.getTime() + 390_000).toISOString() },
           ':now': { S: now.toISOString() },
           ':accepted': { S: 'accepted' },
         },
@@ -179,23 +189,65 @@ const child = async (): Promise<WorkerResult> => {
     const documentNumber = String(
       (JSON.parse(await answer.text()) as { d: { DocumentNumber: string } }).d.DocumentNumber,
     );
-    // The outcome write of lib/store/statusUpdates.ts for a delivery, as one bare UpdateItem.
+    // The outcome write of lib/store/statusUpdates.ts for a delivery, as one bare UpdateItem: the same attributes
+    // (state, history step, the change in the outbox, the indexes' keys, retention times).
+    const at = new Date().toISOString();
+    const change = {
+      state: 'delivered',
+      previousState: 'accepted',
+      attempts: 1,
+      at,
+      downstreamId: documentNumber,
+    };
     await dynamoClient().send(
       new UpdateItemCommand({
         TableName: table,
         Key: { pk: { S: message.id } },
         UpdateExpression:
-          'SET #status = :status, attempts = if_not_exists(attempts, :zero) + :attempts, updatedAt = :at, downstreamId = :downstreamId REMOVE #error',
+          'SET #status = :status, statusKey = :statusKey, attempts = if_not_exists(attempts, :zero) + :attempts, updatedAt = :at, downstreamId = :downstreamId, ' +
+          '#history = list_append(if_not_exists(#history, :empty), :step), pendingEvents = list_append(if_not_exists(pendingEvents, :empty), :change), ' +
+          'eventsKind = :kind, eventsDueAt = :at, purgeKind = :kind, purgeAt = :at, expiresAt = :expires ' +
+          'REMOVE #error, leaseUntil, openKind, dueAt',
         ConditionExpression: 'attribute_exists(pk) AND #status = :accepted',
-        ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+        ExpressionAttributeNames: { '#status': 'status', '#error': 'error', '#history': 'history' },
         ExpressionAttributeValues: {
           ':status': { S: 'delivered' },
+          ':statusKey': { S: 'salesRegistration#delivered' },
           ':attempts': { N: '1' },
           ':zero': { N: '0' },
-          ':at': { S: new Date().toISOString() },
+          ':at': { S: at },
           ':accepted': { S: 'accepted' },
           ':downstreamId': { S: documentNumber },
+          ':empty': { L: [] },
+          ':step': {
+            L: [{ M: marshall({ at, status: 'delivered', reached: true, downstreamId: documentNumber }) }],
+          },
+          ':change': { L: [{ M: marshall(change) }] },
+          ':kind': { S: 'salesRegistration' },
+          ':expires': { N: String(Math.floor(Date.now() / 1000) + 400 * 86_400) },
         },
+      }),
+    );
+    // The event, published; then the outbox emptied.
+    await eventBridgeClient().send(
+      new PutEventsCommand({
+        Entries: [
+          {
+            EventBusName: process.env.EVENT_BUS_NAME,
+            Source: 'dealer-gateway',
+            DetailType: 'Record state changed',
+            Detail: JSON.stringify({ eventId: `${message.id}:${at}`, recordId: message.id, ...change }),
+          },
+        ],
+      }),
+    );
+    await dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: table,
+        Key: { pk: { S: message.id } },
+        UpdateExpression: 'REMOVE pendingEvents, eventsKind, eventsDueAt',
+        ConditionExpression: 'size(pendingEvents) = :one',
+        ExpressionAttributeValues: { ':one': { N: '1' } },
       }),
     );
   };
@@ -254,6 +306,7 @@ const child = async (): Promise<WorkerResult> => {
     for (const id of [ids[0], ids[ids.length - 1]]) {
       const status = await getStatusRecord(id);
       if (status?.status !== 'delivered') throw new Error(`${side}: record ${id} is ${status?.status}`);
+      if (status.pendingEvents) throw new Error(`${side}: record ${id}: its event was not published`);
     }
     if (!measured) return;
     const total = totals[side];
@@ -299,6 +352,12 @@ const child = async (): Promise<WorkerResult> => {
 /** Starts fauxqs + dynalite and the instant SAP in their own processes, then the worker in another. */
 export const measureWorkerThroughput = async (records = 500): Promise<WorkerResult> => {
   const [aws, sap] = await Promise.all([startLocalAws(), startInstantSap()]);
+  // The bus both sides publish to, outside the measured process (no webhooks: events are taken and dropped).
+  const bus = await startLocalEventBus({
+    dataDir: await mkdtemp(join(tmpdir(), 'worker-bench-bus-')),
+    busNames: [BENCH_BUS],
+    routeOf: () => undefined,
+  });
   try {
     return await runNodeJson<WorkerResult>(['--expose-gc', `${benchDir}/workerThroughput.ts`, '--child'], {
       ...awsFreeEnv(),
@@ -314,9 +373,11 @@ export const measureWorkerThroughput = async (records = 500): Promise<WorkerResu
       ERP_USERNAME: SAP_USER,
       ERP_PASSWORD: SAP_PASSWORD,
       BENCH_WORKER_RECORDS: String(records),
+      AWS_ENDPOINT_URL_EVENTBRIDGE: bus.url,
+      EVENT_BUS_NAME: BENCH_BUS,
     });
   } finally {
-    await Promise.all([aws.stop(), sap.stop()]);
+    await Promise.all([aws.stop(), sap.stop(), bus.stop()]);
   }
 };
 
