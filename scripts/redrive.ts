@@ -92,6 +92,8 @@ if (values.stage === undefined) {
     return out.Attributes?.QueueArn ?? '';
   };
   process.env.RECORDS_TABLE = nameOf('RecordsTable', 'TableName');
+  // The reopened records' `accepted` events go to the stage's bus (left for the reconciler if it cannot be reached).
+  process.env.EVENT_BUS_NAME = nameOf('EventBus', 'Name');
   process.env.AWS_REGION = region;
   const result = await redriveOnAws(sqs, kind, {
     queueArn: await arnOf(queueId),
