@@ -4,15 +4,16 @@
  * what was answered, what SAP and Salesforce received and what the status look-ups say.
  *
  * Prints the table, then one JSON line (`{"soak": {...}}`), on stdout; progress on stderr. Exits 0 when the
- * promise held, 1 on any lost, duplicated, stuck, leaked or inconsistent record or contract violation, 2 when
- * the campaign itself could not run.
+ * promise held, 1 on any lost, duplicated, stuck, leaked or inconsistent record or contract violation, or any
+ * state-change event lost, leaked to a client without a webhook or carrying personal data; 2 when the campaign
+ * itself could not run.
  *
  *   npm run soak                          # 5,000 records, 3 restarts
  *   npm run soak -- --records 500 --restarts 1 --seed 42
  *
  * Options: --records N, --restarts N, --concurrency N, --seed N, --max-tries N, --outage-seconds N (0: none),
  * --drain-seconds N, --stall-seconds N, --max-traffic-seconds N, --reconcile-after-seconds N,
- * --service-log-level LEVEL, --keep-data.
+ * --events-wait-seconds N, --service-log-level LEVEL, --keep-data.
  */
 import { parseArgs } from 'node:util';
 import { runSoak, type SoakOptions } from './soak/campaign.ts';
@@ -30,6 +31,7 @@ const { values } = parseArgs({
     'stall-seconds': { type: 'string' },
     'max-traffic-seconds': { type: 'string' },
     'reconcile-after-seconds': { type: 'string' },
+    'events-wait-seconds': { type: 'string' },
     'service-log-level': { type: 'string' },
     'keep-data': { type: 'boolean' },
     help: { type: 'boolean' },
@@ -40,7 +42,7 @@ if (values.help) {
   process.stdout.write(
     'npm run soak -- [--records N] [--restarts N] [--concurrency N] [--seed N] [--max-tries N]\n' +
       '  [--outage-seconds N] [--drain-seconds N] [--stall-seconds N] [--max-traffic-seconds N]\n' +
-      '  [--reconcile-after-seconds N] [--service-log-level LEVEL] [--keep-data]\n',
+      '  [--reconcile-after-seconds N] [--events-wait-seconds N] [--service-log-level LEVEL] [--keep-data]\n',
   );
   process.exit(0);
 }
@@ -66,6 +68,7 @@ const options: SoakOptions = {
   stallSeconds: whole('stall-seconds', values['stall-seconds'], 1, 3_600),
   maxTrafficSeconds: whole('max-traffic-seconds', values['max-traffic-seconds'], 1, 24 * 3_600),
   reconcileAfterSeconds: whole('reconcile-after-seconds', values['reconcile-after-seconds'], 1, 3_600),
+  eventsWaitSeconds: whole('events-wait-seconds', values['events-wait-seconds'], 0, 3_600),
   serviceLogLevel: values['service-log-level'],
   keepDataDir: values['keep-data'],
 };

@@ -6,12 +6,15 @@
  * `npm start` on a data directory of its own; sends the workload (workload.ts) with faults at every boundary
  * (chaos.ts) and kills `npm start` with SIGKILL of its whole process group a few times on the way, starting it
  * again on the same data; then, in a quiet period without faults, waits (bounded) until nothing is `accepted`
- * any more, and reconciles answers, deliveries and statuses record by record (ledger.ts).
+ * any more, and reconciles answers, deliveries and statuses record by record (ledger.ts); last, waits (bounded)
+ * for the state-change event of every settled record of a client with a webhook at the sandbox webhook receiver
+ * (events.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
 import { startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import type { LoggedRequest } from '../../sandbox/server.ts';
@@ -19,6 +22,18 @@ import { freePorts } from '../local/ports.ts';
 import { localEndpointsFile } from '../local/stack.ts';
 import { createIntakeWeather, intakePolicy, startDownstreamChaos } from './chaos.ts';
 import { sendWithRetries } from './client.ts';
+import {
+  checkEvents,
+  diagnoseMissing,
+  type EventCheck,
+  type EventCounts,
+  eventsKept,
+  personalValueIndex,
+  type ReceivedHook,
+  receivedHooks,
+  settledOf,
+  statusRecordsInStore,
+} from './events.ts';
 import { startFaultProxy, upstreamFromFile } from './faultProxy.ts';
 import {
   type LedgerCounts,
@@ -32,7 +47,7 @@ import {
 import { acceptedInStore, forEachLimited, lookUpStatus } from './lookups.ts';
 import { seededRandom } from './random.ts';
 import { createService } from './service.ts';
-import { createWorkload, type Operation } from './workload.ts';
+import { createWorkload, type Operation, type SoakRecord } from './workload.ts';
 
 export interface SoakOptions {
   /** Fresh records to send. Default 5,000. */
@@ -59,6 +74,11 @@ export interface SoakOptions {
    * intake request can run (the API functions' timeout is 10 s).
    */
   reconcileAfterSeconds?: number;
+  /**
+   * Bound of the wait for the state-change events at the webhook receiver after the look-ups. Default 90: an event
+   * a SIGKILL left in a record's outbox is published by the reconciler 60 s after the change (checked every 5 s).
+   */
+  eventsWaitSeconds?: number;
   /** POWERTOOLS_LOG_LEVEL of the service. Default WARN (less to print on two cores). */
   serviceLogLevel?: string;
   /** Keep the data directory (its path is in the report). */
@@ -80,7 +100,9 @@ export interface SoakReport extends LedgerCounts {
     intakeStorms: number;
     downstream: Record<string, number>;
   };
-  seconds: { traffic: number; drain: number; lookups: number; total: number };
+  /** The state-change events at the webhook receiver (events.ts). */
+  events: EventCounts;
+  seconds: { traffic: number; drain: number; lookups: number; events: number; total: number };
   /** Whether the quiet period ended with nothing `accepted` (false: its bound or the stall rule ended it). */
   drained: boolean;
   dataDir?: string;
@@ -113,6 +135,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     stallSeconds: options.stallSeconds ?? 60,
     maxTrafficSeconds: options.maxTrafficSeconds ?? 1_800,
     reconcileAfterSeconds: options.reconcileAfterSeconds ?? 20,
+    eventsWaitSeconds: options.eventsWaitSeconds ?? 90,
     serviceLogLevel: options.serviceLogLevel ?? 'WARN',
   };
   const log = options.log ?? ((line: string) => process.stderr.write(`[soak] ${line}\n`));
@@ -313,6 +336,68 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     const stillAccepted = await acceptedInStore(dataDir);
     const lookupsSeconds = seconds(Date.now() - lookupsStarted);
 
+    // ---- State-change events at the webhook receiver (bounded wait: the reconciler republishes after 60 s).
+    const eventsStarted = Date.now();
+    const webhookClients = new Set(
+      clientsConfig.clients.filter((client) => client.webhook).map((client) => client.name),
+    );
+    const clientOf = (op: Operation) => (op === 'sale' ? 'example-dealer' : 'example-web-forms');
+    await service.whenUp();
+    const stored = await statusRecordsInStore(dataDir);
+    // The store names every settled record, answered or not; without it, the look-ups of the answered ones.
+    const expected = stored
+      ? settledOf(stored, webhookClients)
+      : new Map(
+          [...ids]
+            .filter(([, op]) => webhookClients.has(clientOf(op)))
+            .map(([id]) => [id, statuses.get(id)?.status ?? '?'] as const)
+            .filter(([, status]) => ['delivered', 'rejected', 'failed'].includes(status)),
+        );
+    const foreign = new Set(
+      stored
+        ? stored.filter((record) => !webhookClients.has(record.owner)).map((record) => record.id)
+        : [...ids].filter(([, op]) => !webhookClients.has(clientOf(op))).map(([id]) => id),
+    );
+    const sent = new Map<string, SoakRecord>();
+    for (const { plan } of results) for (const record of plan.records) sent.set(record.token, record);
+    const personal = personalValueIndex(sent.values());
+    let received: ReceivedHook[] = [];
+    let receiverRead = false;
+    let eventCheck: EventCheck;
+    let lastEventsLog = 0;
+    for (;;) {
+      options.signal?.throwIfAborted();
+      await service.whenUp();
+      const read = await receivedHooks(dataDir);
+      if (read) {
+        received = read;
+        receiverRead = true;
+      }
+      eventCheck = checkEvents({ expected, foreign, webhookClients, received, personal });
+      if (eventCheck.missing.size === 0 || Date.now() - eventsStarted >= settings.eventsWaitSeconds * 1000)
+        break;
+      if (Date.now() - lastEventsLog >= 10_000) {
+        lastEventsLog = Date.now();
+        log(
+          `events: ${eventCheck.missing.size} of ${expected.size} settled records' events not yet received`,
+        );
+      }
+      await sleep(2000);
+    }
+    const eventsSeconds = seconds(Date.now() - eventsStarted);
+    const eventExamples = eventCheck.examples;
+    if (eventCheck.missing.size > 0) {
+      eventExamples.eventsLost = receiverRead
+        ? await diagnoseMissing(dataDir, eventCheck.missing, received).catch((error) => [
+            `diagnosis failed: ${error instanceof Error ? error.message : String(error)}`,
+          ])
+        : ['the webhook receiver could not be read (runner.json webhookReceiverUrl)'];
+    }
+    log(
+      `events: ${expected.size - eventCheck.missing.size} of ${expected.size} settled records' events received ` +
+        `(${received.length} events in all) after ${eventsSeconds} s`,
+    );
+
     const { counts } = reconcile({
       results,
       sapCalls: sapCallsOf(sap.requests, sapTimes, sap.servicePath),
@@ -323,11 +408,13 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     });
     const stats = service.stats();
     return {
-      ok: promiseKept(counts),
+      ok: promiseKept(counts) && eventsKept(eventCheck.counts),
       seed,
       run,
       settings,
       ...counts,
+      examples: { ...counts.examples, ...eventExamples },
+      events: eventCheck.counts,
       restarts: {
         kills: stats.kills,
         starts: stats.starts,
@@ -344,6 +431,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         traffic: trafficSeconds,
         drain: drainSeconds,
         lookups: lookupsSeconds,
+        events: eventsSeconds,
         total: seconds(Date.now() - startedAt),
       },
       drained,

@@ -36,6 +36,12 @@ export const reportTable = (report: SoakReport): string => {
     row('accepted, named by no answer', flag(records.stuckUnanswered)),
     row('key reused, other body, answered 200', flag(violations.keyReuseAccepted)),
     row('200 answers without ids', flag(violations.malformed200)),
+    row('settled records owing an event', report.events.eventsExpected),
+    row('  event of final state lost', flag(report.events.eventsLost)),
+    row('  copies (at least once)', report.events.eventCopies),
+    row('events leaked (no webhook)', flag(report.events.eventsLeaked)),
+    row('events with personal data', flag(report.events.eventsWithPersonalData)),
+    row('events received in all', report.events.eventsReceived),
     row('SAP POSTs / created', `${report.downstream.sapPosts} / ${report.downstream.sapCreated}`),
     row(
       'Salesforce upserts / created',
@@ -50,8 +56,8 @@ export const reportTable = (report: SoakReport): string => {
     row('intake 5xx storms', report.faults.intakeStorms),
     row('downstream faults', faults(report.faults.downstream)),
     row(
-      'seconds: traffic / quiet / look-ups',
-      `${report.seconds.traffic} / ${report.seconds.drain}${report.drained ? '' : ' (bound or stall)'} / ${report.seconds.lookups}`,
+      'seconds: traffic / quiet / look-ups / events',
+      `${report.seconds.traffic} / ${report.seconds.drain}${report.drained ? '' : ' (bound or stall)'} / ${report.seconds.lookups} / ${report.seconds.events}`,
     ),
     row('seconds in all', report.seconds.total),
   ];

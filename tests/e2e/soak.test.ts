@@ -2,7 +2,8 @@
  * The short form of `npm run soak` (scripts/soak/campaign.ts): a few hundred records through `npm start` with
  * faults at every boundary (SQS and DynamoDB behind fault proxies, SAP and Salesforce sandboxes) and one SIGKILL
  * of the whole service, then the reconciliation record by record: nothing lost, nothing delivered twice, nothing
- * left `accepted`.
+ * left `accepted`; and every settled sale's state-change event at the sandbox webhook receiver, none of a client
+ * without a webhook, none with personal data.
  */
 import { describe, expect, it } from 'vitest';
 import { runSoak } from '../../scripts/soak/campaign.ts';
@@ -43,6 +44,17 @@ describe('the soak campaign, short form', () => {
       keyReuseAccepted: 0,
       malformed200: 0,
     });
+    // Every settled sale (example-dealer has a webhook) owes an event; the cases (example-web-forms) none.
+    expect(report.events.eventsExpected, table).toBeGreaterThan(0);
+    expect(report.events.eventsReceived, table).toBeGreaterThanOrEqual(report.events.eventsExpected);
+    expect(
+      {
+        eventsLost: report.events.eventsLost,
+        eventsLeaked: report.events.eventsLeaked,
+        eventsWithPersonalData: report.events.eventsWithPersonalData,
+      },
+      table,
+    ).toEqual({ eventsLost: 0, eventsLeaked: 0, eventsWithPersonalData: 0 });
     expect(report.ok, table).toBe(true);
   }, 240_000);
 });

@@ -1,0 +1,312 @@
+/**
+ * The soak's check of the state-change events: after the quiet period, every settled record of a client with a
+ * webhook must have reached the sandbox webhook receiver (in `npm start`, kept across its restarts) as at least one
+ * `Record state changed` event with the record's final state; no event of a client without a webhook may arrive
+ * there; and no event may carry a personal value of the records the campaign sent.
+ *
+ * Copies are allowed (at least once: the worker publishes, the reconciler publishes again what a SIGKILL left in
+ * the outbox) and counted apart. An event the receiver has not got is looked for where it may be stuck: the record's
+ * outbox (`pendingEvents`) and the local bus's pending and dead deliveries.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type AttributeValue, DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
+import { localClientConfig } from '../local/aws.ts';
+import { openWebhookStore } from '../local/webhookStore.ts';
+import type { SoakRecord } from './workload.ts';
+
+/** The settled states a `Record state changed` event announces (`accepted` comes only from a redrive). */
+const SETTLED = new Set(['delivered', 'rejected', 'failed']);
+
+/** Fields of the campaign's records that hold personal data: names, e-mail, phones, street, date of birth, text. */
+const PERSONAL_FIELDS = new Set([
+  'Name',
+  'Name2',
+  'CompanyName',
+  'Street',
+  'email',
+  'Phone',
+  'DOB',
+  'firstName',
+  'surname',
+  'mobile',
+  'homePhone',
+  'comments',
+]);
+
+/** Values shorter than this are not looked for (they would match by chance); the campaign's are all longer. */
+const PREFIX = 6;
+
+/** One status record as the store holds it: only what the check needs. */
+export interface StoredStatus {
+  id: string;
+  kind: string;
+  owner: string;
+  status: string;
+}
+
+/** One event as the receiver lists it (GET /hooks). */
+export interface ReceivedHook {
+  client: string;
+  event: { 'detail-type'?: unknown; detail?: { recordId?: unknown; state?: unknown; client?: unknown } };
+}
+
+export interface EventCounts {
+  /** Settled records of clients with a webhook: each must have arrived at least once with its final state. */
+  eventsExpected: number;
+  /** Of those, records with no event of their final state at the receiver after the wait. */
+  eventsLost: number;
+  /** Events of those records beyond the first of each state (at least once: allowed). */
+  eventCopies: number;
+  /** Events at the receiver of a record or client without a webhook, or under another client's webhook. */
+  eventsLeaked: number;
+  /** Events at the receiver that carry a personal value of a record the campaign sent. */
+  eventsWithPersonalData: number;
+  /** Every event the receiver holds. */
+  eventsReceived: number;
+}
+
+export interface EventCheck {
+  counts: EventCounts;
+  /** Records whose final-state event is missing, with that state. */
+  missing: Map<string, string>;
+  examples: Record<string, string[]>;
+}
+
+/**
+ * An index of the personal values of the campaign's records by their first characters: a received event is searched
+ * at each of its positions, not once per value (thousands of records).
+ */
+export type PersonalValueIndex = Map<string, Map<string, string>>;
+
+/**
+ * An index of the personal values of the campaign's records (value → its field) by their first characters: a
+ * received event is searched at each of its positions, not once per value (thousands of records).
+ *
+ * @example
+ * personalFieldIn('{"a":"x rider7.ab12@example.com"}', personalValueIndex(records)) // 'email'
+ */
+export const personalValueIndex = (records: Iterable<SoakRecord>): PersonalValueIndex => {
+  const index: PersonalValueIndex = new Map();
+  for (const record of records) {
+    for (const [field, value] of Object.entries(record.fields)) {
+      if (!PERSONAL_FIELDS.has(field) || typeof value !== 'string' || value.length < PREFIX) continue;
+      const key = value.slice(0, PREFIX);
+      const values = index.get(key) ?? new Map<string, string>();
+      values.set(value, field);
+      index.set(key, values);
+    }
+  }
+  return index;
+};
+
+/** The field of the first personal value of `index` found in `text`, if any. */
+export const personalFieldIn = (text: string, index: PersonalValueIndex): string | undefined => {
+  for (let i = 0; i + PREFIX <= text.length; i++) {
+    const candidates = index.get(text.slice(i, i + PREFIX));
+    if (!candidates) continue;
+    for (const [value, field] of candidates) if (text.startsWith(value, i)) return field;
+  }
+  return undefined;
+};
+
+/**
+ * Counts what arrived against what had to.
+ *
+ * @param expected final state by record id, for every settled record of a client with a webhook
+ * @param foreign ids of the records of clients without a webhook (their events must never arrive)
+ * @param webhookClients the clients that declare a webhook
+ * @example
+ * const { counts } = checkEvents({ expected, foreign, webhookClients, received, personal });
+ * // counts.eventsLost === 0 when every final state arrived
+ */
+export const checkEvents = (input: {
+  expected: Map<string, string>;
+  foreign: Set<string>;
+  webhookClients: Set<string>;
+  received: ReceivedHook[];
+  personal: PersonalValueIndex;
+}): EventCheck => {
+  const examples: Record<string, string[]> = {};
+  const example = (kind: string, text: string) => {
+    const list = examples[kind] ?? [];
+    examples[kind] = list;
+    if (list.length < 5) list.push(text);
+  };
+  let leaked = 0;
+  let withPersonalData = 0;
+  let copies = 0;
+  /** `<recordId> <state>` of every expected record's event seen. */
+  const seen = new Set<string>();
+  for (const hook of input.received) {
+    const detail = hook.event?.detail ?? {};
+    const recordId = typeof detail.recordId === 'string' ? detail.recordId : '';
+    const field = personalFieldIn(JSON.stringify(hook.event), input.personal);
+    if (field !== undefined) {
+      withPersonalData++;
+      // The field, never the value: the report is no place for personal data either.
+      example('eventsWithPersonalData', `${recordId || '?'} under ${hook.client}: its ${field}`);
+    }
+    if (
+      !input.webhookClients.has(hook.client) ||
+      detail.client !== hook.client ||
+      input.foreign.has(recordId)
+    ) {
+      leaked++;
+      example('eventsLeaked', `${recordId || '?'} (client ${String(detail.client)}) under ${hook.client}`);
+      continue;
+    }
+    if (hook.event['detail-type'] !== RECORD_STATE_CHANGED || !input.expected.has(recordId)) continue;
+    const key = `${recordId} ${String(detail.state)}`;
+    if (seen.has(key)) copies++;
+    else seen.add(key);
+  }
+  const missing = new Map<string, string>();
+  for (const [id, state] of input.expected) if (!seen.has(`${id} ${state}`)) missing.set(id, state);
+  return {
+    counts: {
+      eventsExpected: input.expected.size,
+      eventsLost: missing.size,
+      eventCopies: copies,
+      eventsLeaked: leaked,
+      eventsWithPersonalData: withPersonalData,
+      eventsReceived: input.received.length,
+    },
+    missing,
+    examples,
+  };
+};
+
+/** Whether the event promise held: nothing lost, leaked or carrying personal data. */
+export const eventsKept = (counts: EventCounts): boolean =>
+  counts.eventsLost === 0 && counts.eventsLeaked === 0 && counts.eventsWithPersonalData === 0;
+
+interface RunnerFile {
+  dynamoEndpoint?: string;
+  webhookReceiverUrl?: string;
+  env?: Record<string, string>;
+}
+
+const runnerOf = async (dataDir: string): Promise<RunnerFile | undefined> => {
+  try {
+    return JSON.parse(await readFile(join(dataDir, 'runner.json'), 'utf8')) as RunnerFile;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Everything the receiver of the `npm start` running on `dataDir` holds; undefined when it cannot be read. */
+export const receivedHooks = async (dataDir: string): Promise<ReceivedHook[] | undefined> => {
+  const runner = await runnerOf(dataDir);
+  const url = runner?.webhookReceiverUrl ?? runner?.env?.LOCAL_WEBHOOK_RECEIVER_URL;
+  if (!url) return undefined;
+  try {
+    const response = await fetch(`${url}/hooks`, { signal: AbortSignal.timeout(30_000) });
+    if (response.status !== 200) return undefined;
+    return (await response.json()) as ReceivedHook[];
+  } catch {
+    return undefined;
+  }
+};
+
+const withStore = async <T>(
+  dataDir: string,
+  work: (dynamo: DynamoDBClient, table: string) => Promise<T>,
+): Promise<T | undefined> => {
+  const runner = await runnerOf(dataDir);
+  const table = runner?.env?.RECORDS_TABLE;
+  if (!runner?.dynamoEndpoint || !table) return undefined;
+  const dynamo = new DynamoDBClient({ ...localClientConfig(runner.dynamoEndpoint), maxAttempts: 3 });
+  try {
+    return await work(dynamo, table);
+  } catch {
+    return undefined;
+  } finally {
+    dynamo.destroy();
+  }
+};
+
+/**
+ * Every status record in the store of the `npm start` running on `dataDir` (id, kind, owner, status: none of its
+ * personal fields), records no answer named included; undefined when the store cannot be read.
+ */
+export const statusRecordsInStore = (dataDir: string): Promise<StoredStatus[] | undefined> =>
+  withStore(dataDir, async (dynamo, table) => {
+    const found: StoredStatus[] = [];
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await dynamo.send(
+        new ScanCommand({
+          TableName: table,
+          // Status records only: aliases and Idempotency-Key entries have no `status`.
+          FilterExpression: 'attribute_exists(#status) AND attribute_exists(#owner)',
+          ProjectionExpression: '#id, #kind, #owner, #status',
+          ExpressionAttributeNames: { '#id': 'id', '#kind': 'kind', '#owner': 'owner', '#status': 'status' },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        found.push({
+          id: item.id?.S ?? '?',
+          kind: item.kind?.S ?? '?',
+          owner: item.owner?.S ?? '?',
+          status: item.status?.S ?? '?',
+        });
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return found;
+  });
+
+/** Settled records (final state by id) of `owners` among the store's status records. */
+export const settledOf = (records: StoredStatus[], owners: Set<string>): Map<string, string> =>
+  new Map(
+    records
+      .filter((record) => owners.has(record.owner) && SETTLED.has(record.status))
+      .map((record) => [record.id, record.status]),
+  );
+
+/**
+ * Where each missing event may be stuck: the record's state and outbox now, and the local bus's pending and dead
+ * deliveries of it (files under `<dataDir>/webhooks/`). One line per record, at most `limit`.
+ */
+export const diagnoseMissing = async (
+  dataDir: string,
+  missing: Map<string, string>,
+  received: ReceivedHook[],
+  limit = 10,
+): Promise<string[]> => {
+  const store = await openWebhookStore(dataDir);
+  const [pending, dead] = await Promise.all([store.pending(), store.dead()]);
+  const onBus = (list: typeof pending, id: string) =>
+    list
+      .filter((delivery) => delivery.envelope.detail.recordId === id)
+      .map((delivery) => `${String(delivery.envelope.detail.state)} (${delivery.attempts} attempts)`);
+  const lines: string[] = [];
+  for (const [id, state] of [...missing].slice(0, limit)) {
+    const record = await withStore(dataDir, async (dynamo, table) => {
+      const out = await dynamo.send(
+        new GetItemCommand({
+          TableName: table,
+          Key: { pk: { S: id } },
+          ConsistentRead: true,
+          ProjectionExpression: '#status, updatedAt, pendingEvents, eventsDueAt',
+          ExpressionAttributeNames: { '#status': 'status' },
+        }),
+      );
+      return out.Item;
+    });
+    const outbox = (record?.pendingEvents?.L ?? []).map((event) => event.M?.state?.S ?? '?');
+    const arrived = received
+      .filter((hook) => hook.event?.detail?.recordId === id)
+      .map((hook) => String(hook.event.detail?.state));
+    lines.push(
+      `${id} final ${state} (store: ${record?.status?.S ?? 'unreadable'}, updated ${record?.updatedAt?.S ?? '-'}); ` +
+        `outbox [${outbox.join(',')}]${record?.eventsDueAt?.S ? ` due ${record.eventsDueAt.S}` : ''}; ` +
+        `bus pending [${onBus(pending, id).join(',')}], dead [${onBus(dead, id).join(',')}]; ` +
+        `received [${arrived.join(',')}]`,
+    );
+  }
+  return lines;
+};

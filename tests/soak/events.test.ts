@@ -1,0 +1,92 @@
+/**
+ * The soak's event check (scripts/soak/events.ts) on events as the webhook receiver lists them: lost, copies,
+ * leaked and personal data counted as the campaign reports them.
+ */
+import { describe, expect, it } from 'vitest';
+import { checkEvents, personalValueIndex, type ReceivedHook } from '../../scripts/soak/events.ts';
+import type { SoakRecord } from '../../scripts/soak/workload.ts';
+
+const hook = (client: string, recordId: string, state: string, extra: Record<string, unknown> = {}) =>
+  ({
+    client,
+    event: {
+      'detail-type': 'Record state changed',
+      detail: { recordId, state, client, kind: 'salesRegistration', ...extra },
+    },
+  }) as ReceivedHook;
+
+const sale: SoakRecord = {
+  token: 'SKAB12R1',
+  op: 'sale',
+  fields: {
+    DealerId: 1234,
+    FrameNum: 'SKAB12F1',
+    Name: 'Soakrider',
+    Name2: 'Rider1',
+    Street: '1 Soak Lane SKAB12R1',
+    email: 'rider1.ab12@example.com',
+    Phone: '+61 400 001 001',
+  },
+};
+const webhookClients = new Set(['example-dealer']);
+
+describe('the soak event check', () => {
+  it('counts an event of the final state as received, and the copies and other states apart', () => {
+    // Prepare
+    const expected = new Map([
+      ['s1', 'delivered'],
+      ['s2', 'rejected'],
+    ]);
+    const received = [
+      hook('example-dealer', 's1', 'delivered'),
+      hook('example-dealer', 's1', 'delivered'),
+      hook('example-dealer', 's2', 'delivered'), // not its final state
+    ];
+    // Act
+    const { counts, missing } = checkEvents({
+      expected,
+      foreign: new Set(),
+      webhookClients,
+      received,
+      personal: personalValueIndex([sale]),
+    });
+    // Assess
+    expect(counts).toMatchObject({ eventsExpected: 2, eventsLost: 1, eventCopies: 1, eventsLeaked: 0 });
+    expect([...missing]).toEqual([['s2', 'rejected']]);
+  });
+
+  it('counts events of records or clients without a webhook as leaked', () => {
+    // Act
+    const { counts } = checkEvents({
+      expected: new Map(),
+      foreign: new Set(['c1']),
+      webhookClients,
+      received: [
+        hook('example-dealer', 'c1', 'delivered'),
+        hook('example-web-forms', 'c2', 'delivered'),
+        hook('example-dealer', 's3', 'delivered', { client: 'example-web-forms' }),
+      ],
+      personal: personalValueIndex([sale]),
+    });
+    // Assess
+    expect(counts.eventsLeaked).toBe(3);
+  });
+
+  it('finds a personal value the campaign sent anywhere in an event, naming the field only', () => {
+    // Act
+    const { counts, examples } = checkEvents({
+      expected: new Map([['s1', 'rejected']]),
+      foreign: new Set(),
+      webhookClients,
+      received: [
+        hook('example-dealer', 's1', 'rejected', { error: 'refused for rider1.ab12@example.com' }),
+        hook('example-dealer', 's1', 'rejected', { FrameNum: 'SKAB12F1', DealerId: 1234 }),
+      ],
+      personal: personalValueIndex([sale]),
+    });
+    // Assess
+    expect(counts.eventsWithPersonalData).toBe(1);
+    expect(examples.eventsWithPersonalData).toEqual(['s1 under example-dealer: its email']);
+    expect(JSON.stringify(examples)).not.toContain('rider1');
+  });
+});
