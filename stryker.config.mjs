@@ -58,6 +58,17 @@ export const targets = [
     mutate: ['lib/redrive/**/*.ts'],
     tests: ['tests/delivery/redrive*.test.ts'],
   },
+  {
+    // recordAttempt and reopenFailedRecord, which write the events' outbox, are in `delivery` (statusUpdates.ts).
+    name: 'events',
+    mutate: ['lib/events/stateChange.ts', 'lib/events/publish.ts'],
+    tests: ['tests/events/**/*.test.ts', 'tests/store/statusUpdates.test.ts'],
+  },
+  {
+    name: 'retention',
+    mutate: ['lib/retention/**/*.ts'],
+    tests: ['tests/retention/**/*.test.ts'],
+  },
 ];
 
 /** The `--mutate`/`-m` patterns given on the command line (comma-separated or repeated), without ranges. */
