@@ -24,6 +24,7 @@ import { createIntakeWeather, intakePolicy, startDownstreamChaos } from './chaos
 import { sendWithRetries } from './client.ts';
 import {
   checkEvents,
+  deliveriesOnBus,
   diagnoseMissing,
   type EventCheck,
   type EventCounts,
@@ -373,7 +374,8 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         received = read;
         receiverRead = true;
       }
-      eventCheck = checkEvents({ expected, foreign, webhookClients, received, personal });
+      const onBus = await deliveriesOnBus(dataDir).catch(() => []);
+      eventCheck = checkEvents({ expected, foreign, webhookClients, received, onBus, personal });
       if (eventCheck.missing.size === 0 || Date.now() - eventsStarted >= settings.eventsWaitSeconds * 1000)
         break;
       if (Date.now() - lastEventsLog >= 10_000) {

@@ -59,7 +59,11 @@ export interface EventCounts {
   eventsLost: number;
   /** Events of those records beyond the first of each state (at least once: allowed). */
   eventCopies: number;
-  /** Events at the receiver of a record or client without a webhook, or under another client's webhook. */
+  /**
+   * Events of a record or client without a webhook, or for another client's webhook: at the receiver, or on their
+   * way to a webhook (the local bus's pending and dead deliveries: the receiver refuses, and so never lists, calls
+   * for a client without a webhook).
+   */
   eventsLeaked: number;
   /** Events at the receiver that carry a personal value of a record the campaign sent. */
   eventsWithPersonalData: number;
@@ -126,6 +130,8 @@ export const checkEvents = (input: {
   foreign: Set<string>;
   webhookClients: Set<string>;
   received: ReceivedHook[];
+  /** Deliveries still on the local bus (pending or dead), as hooks: checked for leaks and personal data only. */
+  onBus?: ReceivedHook[];
   personal: PersonalValueIndex;
 }): EventCheck => {
   const examples: Record<string, string[]> = {};
@@ -139,14 +145,16 @@ export const checkEvents = (input: {
   let copies = 0;
   /** `<recordId> <state>` of every expected record's event seen. */
   const seen = new Set<string>();
-  for (const hook of input.received) {
+  const onBus = new Set(input.onBus ?? []);
+  for (const hook of [...input.received, ...onBus]) {
     const detail = hook.event?.detail ?? {};
     const recordId = typeof detail.recordId === 'string' ? detail.recordId : '';
+    const where = onBus.has(hook) ? `on the bus for ${hook.client}` : `under ${hook.client}`;
     const field = personalFieldIn(JSON.stringify(hook.event), input.personal);
     if (field !== undefined) {
       withPersonalData++;
       // The field, never the value: the report is no place for personal data either.
-      example('eventsWithPersonalData', `${recordId || '?'} under ${hook.client}: its ${field}`);
+      example('eventsWithPersonalData', `${recordId || '?'} ${where}: its ${field}`);
     }
     if (
       !input.webhookClients.has(hook.client) ||
@@ -154,9 +162,10 @@ export const checkEvents = (input: {
       input.foreign.has(recordId)
     ) {
       leaked++;
-      example('eventsLeaked', `${recordId || '?'} (client ${String(detail.client)}) under ${hook.client}`);
+      example('eventsLeaked', `${recordId || '?'} (client ${String(detail.client)}) ${where}`);
       continue;
     }
+    if (onBus.has(hook)) continue;
     if (hook.event['detail-type'] !== RECORD_STATE_CHANGED || !input.expected.has(recordId)) continue;
     const key = `${recordId} ${String(detail.state)}`;
     if (seen.has(key)) copies++;
@@ -266,6 +275,16 @@ export const settledOf = (records: StoredStatus[], owners: Set<string>): Map<str
       .filter((record) => owners.has(record.owner) && SETTLED.has(record.status))
       .map((record) => [record.id, record.status]),
   );
+
+/** The local bus's deliveries not (yet) acknowledged by a webhook: pending and dead, as hooks. */
+export const deliveriesOnBus = async (dataDir: string): Promise<ReceivedHook[]> => {
+  const store = await openWebhookStore(dataDir);
+  const [pending, dead] = await Promise.all([store.pending(), store.dead()]);
+  return [...pending, ...dead].map((delivery) => ({
+    client: delivery.client,
+    event: delivery.envelope as ReceivedHook['event'],
+  }));
+};
 
 /**
  * Where each missing event may be stuck: the record's state and outbox now, and the local bus's pending and dead

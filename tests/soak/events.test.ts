@@ -55,7 +55,7 @@ describe('the soak event check', () => {
     expect([...missing]).toEqual([['s2', 'rejected']]);
   });
 
-  it('counts events of records or clients without a webhook as leaked', () => {
+  it('counts events of records or clients without a webhook as leaked, at the receiver or on the bus', () => {
     // Act
     const { counts } = checkEvents({
       expected: new Map(),
@@ -66,10 +66,13 @@ describe('the soak event check', () => {
         hook('example-web-forms', 'c2', 'delivered'),
         hook('example-dealer', 's3', 'delivered', { client: 'example-web-forms' }),
       ],
+      // The receiver refuses a client without a webhook: such a delivery is found on the bus, not at the receiver.
+      onBus: [hook('example-web-forms', 'c4', 'rejected'), hook('example-dealer', 's5', 'delivered')],
       personal: personalValueIndex([sale]),
     });
     // Assess
-    expect(counts.eventsLeaked).toBe(3);
+    expect(counts.eventsLeaked).toBe(4);
+    expect(counts.eventsReceived).toBe(3);
   });
 
   it('finds a personal value the campaign sent anywhere in an event, naming the field only', () => {
