@@ -10,7 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { queueArnByName } from '../lib/redrive/queueArn.ts';
 import { redriveByHand, redriveOnAws } from '../lib/redrive/redrive.ts';
 import type { RecordKind } from '../lib/types.ts';
 import { localClientConfig } from './local/aws.ts';
@@ -86,11 +87,7 @@ if (values.stage === undefined) {
   const nameOf = (id: string, key: string) => String(resources[id]?.Properties?.[key] ?? '');
   const region = values.region ?? config.provider.region;
   const sqs = new SQSClient({ region });
-  const arnOf = async (id: string) => {
-    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: nameOf(id, 'QueueName') }));
-    const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
-    return out.Attributes?.QueueArn ?? '';
-  };
+  const arnOf = (id: string) => queueArnByName(sqs, nameOf(id, 'QueueName'));
   process.env.RECORDS_TABLE = nameOf('RecordsTable', 'TableName');
   // The reopened records' `accepted` events go to the stage's bus (left for the reconciler if it cannot be reached).
   process.env.EVENT_BUS_NAME = nameOf('EventBus', 'Name');

@@ -12,11 +12,8 @@ import { pollOnce } from '../../scripts/local/queuePoller.ts';
 import { apiEvent, formPost, frameGet, jsonPost, statusGet } from '../factories/apiGateway.ts';
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { testKeys } from '../support/apiKeys.ts';
-import {
-  type AwsCallRecorder,
-  type CalledResource,
-  startAwsCallRecorder,
-} from '../support/awsCallRecorder.ts';
+import { type AwsCallRecorder, startAwsCallRecorder } from '../support/awsCallRecorder.ts';
+import { recordedRequests as recordedRequestsOf } from '../support/calledArns.ts';
 import { type IamRequest, isAllowed, roleStatements, unusedGrants } from '../support/iamPolicy.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
 import {
@@ -546,52 +543,9 @@ describe('scheduled functions: reconciler', () => {
   });
 });
 
-/** The ARN IAM checks for a resource a call named (the local names mapped back to the template's resources). */
-const arnOf = (resource: CalledResource | undefined): string => {
-  if (!resource) return '*';
-  const byLocalName = (local: Record<string, { name: string }>, name: string) =>
-    Object.entries(local).find(([, r]) => r.name === name)?.[0];
-  switch (resource.kind) {
-    case 'table': {
-      const id = byLocalName(aws.resources.tables, resource.name);
-      if (!id) return `(table ${resource.name}: not a table of the template)`;
-      const arn = refs.attribute(id, 'Arn');
-      return resource.index ? `${arn}/index/${resource.index}` : arn;
-    }
-    case 'queue':
-    case 'queueName': {
-      const name = resource.kind === 'queue' ? (resource.url.split('/').pop() ?? '') : resource.name;
-      const id = byLocalName(aws.resources.queues, name);
-      return id ? refs.attribute(id, 'Arn') : `(queue ${name}: not a queue of the template)`;
-    }
-    case 'secret':
-      // A secret named by its name: AWS appends six random characters to the name in its ARN.
-      return resource.id.startsWith('arn:')
-        ? resource.id
-        : `${refs.arnPrefix('secretsmanager')}:secret:${resource.id}-AbCdEf`;
-    case 'parameter':
-    case 'parameterPath': {
-      const name = resource.kind === 'parameter' ? resource.name : resource.path;
-      return `${refs.arnPrefix('ssm')}:parameter${name.startsWith('/') ? '' : '/'}${name}`;
-    }
-    case 'eventBus':
-      return resource.name.startsWith('arn:')
-        ? resource.name
-        : `${refs.arnPrefix('events')}:event-bus/${resource.name}`;
-  }
-};
-
 /** Every IAM request of the calls recorded for a function, with the call it comes from. */
 const recordedRequests = (fn: DeployedFunction) =>
-  recorder.calls
-    .filter((call) => call.caller === fn.name)
-    .flatMap((call) =>
-      call.authorised.map((a) => ({
-        action: a.action,
-        resource: arnOf(a.resource),
-        call: `${call.service} ${call.operation} (HTTP ${call.status})`,
-      })),
-    );
+  recordedRequestsOf(recorder.calls, fn.name, aws.resources, refs);
 
 /**
  * The allow-list: what AWS itself does with a function's role, which no recorder sees. `required` must be

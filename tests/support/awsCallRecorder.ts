@@ -99,7 +99,33 @@ const dynamodbActions = (operation: string, body: Body): AuthorisedAction[] => {
   throw new Error(`DynamoDB ${operation}: no TableName (PartiQL and the like are not read by the recorder)`);
 };
 
+/** A queue named by its ARN: the queue of that name (the ARN's last part). */
+const queueOfArn = (arn: unknown): CalledResource => ({
+  kind: 'queueName',
+  name: String(arn).split(':').pop() ?? '',
+});
+
+/**
+ * SQS's message move task moves the messages with its caller's permissions: besides StartMessageMoveTask,
+ * ReceiveMessage, DeleteMessage and GetQueueAttributes on the source (the dead-letter queue) and SendMessage on the
+ * destination (SQS developer guide, "Amazon SQS API permissions: Actions and resource reference").
+ */
+const moveTaskActions = (body: Body): AuthorisedAction[] => {
+  if (typeof body.SourceArn !== 'string') throw new Error('SQS StartMessageMoveTask: no SourceArn');
+  // Without a destination the task sends to the queues the messages came from, which the recorder cannot know.
+  if (typeof body.DestinationArn !== 'string') throw new Error('SQS StartMessageMoveTask: no DestinationArn');
+  const source = queueOfArn(body.SourceArn);
+  return [
+    ...['StartMessageMoveTask', 'ReceiveMessage', 'DeleteMessage', 'GetQueueAttributes'].map((action) => ({
+      action: `sqs:${action}`,
+      resource: source,
+    })),
+    { action: 'sqs:SendMessage', resource: queueOfArn(body.DestinationArn) },
+  ];
+};
+
 const sqsActions = (operation: string, body: Body): AuthorisedAction[] => {
+  if (operation === 'StartMessageMoveTask') return moveTaskActions(body);
   const action = `sqs:${SQS_BATCH_ACTIONS[operation] ?? operation}`;
   if (typeof body.QueueUrl === 'string') return [{ action, resource: { kind: 'queue', url: body.QueueUrl } }];
   if (typeof body.QueueName === 'string') {
@@ -152,6 +178,12 @@ export interface PutEventsEntry {
   DetailType?: string;
   Detail?: string;
   Time?: number | string;
+}
+
+/** One StartMessageMoveTask the recorder took (SQS's request fields). */
+export interface MoveTask {
+  SourceArn: string;
+  DestinationArn?: string;
 }
 
 /**
@@ -218,7 +250,8 @@ const json = (status: number, body: unknown, contentType = 'application/x-amz-js
  * A real HTTP endpoint in front of the local AWS stand-ins that records every call made through it: who
  * signed it (the access key id of the SigV4 credential scope), the service, the operation and the resources
  * IAM authorises it on. DynamoDB and SQS calls go on to dynalite and fauxqs; Secrets Manager and SSM Parameter
- * Store are answered here from the values given, EventBridge's PutEvents is taken (kept in `putEvents`); any other
+ * Store are answered here from the values given, EventBridge's PutEvents is taken (kept in `putEvents`), and so is
+ * SQS's StartMessageMoveTask (`moveTasks`: fauxqs has none); any other
  * service is recorded and refused. Point every
  * `AWS_ENDPOINT_URL*` of a process at it (and its queue URLs: fauxqs finds a queue by the URL's last segment).
  *
@@ -231,6 +264,7 @@ export const startAwsCallRecorder = async (options: AwsCallRecorderOptions) => {
   const calls: RecordedCall[] = [];
   const faults: Fault[] = [];
   const putEvents: PutEventsEntry[] = [];
+  const moveTasks: MoveTask[] = [];
   const region = 'eu-west-1';
   const account = '000000000000';
 
@@ -303,6 +337,10 @@ export const startAwsCallRecorder = async (options: AwsCallRecorderOptions) => {
     let answer: { status: number; headers: Record<string, string>; body: string | Buffer };
     if (faults.some((f) => f.caller === call.caller && f.operation === operation)) {
       answer = json(500, { __type: 'InternalError', message: 'injected by the test recorder' });
+    } else if (service === 'sqs' && operation === 'StartMessageMoveTask' && !problem) {
+      // fauxqs has no message move task: the recorder takes it (kept in `moveTasks`), as SQS would start it.
+      moveTasks.push(JSON.parse(body) as MoveTask);
+      answer = json(200, { TaskHandle: crypto.randomUUID() }, 'application/x-amz-json-1.0');
     } else if (service === 'dynamodb' || service === 'sqs') {
       const headers = Object.fromEntries(
         Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k)),
@@ -341,6 +379,8 @@ export const startAwsCallRecorder = async (options: AwsCallRecorderOptions) => {
     calls,
     /** The entries of every PutEvents the recorder answered (not those it failed). */
     putEvents,
+    /** The message move tasks the recorder started (SQS's StartMessageMoveTask requests). */
+    moveTasks,
     /** Answers every `operation` signed by `caller` with a 500 until healed (the call is still recorded). */
     fail: (caller: string, operation: string) => {
       faults.push({ caller, operation });
