@@ -13,7 +13,8 @@
  *
  * Options: --records N, --restarts N, --concurrency N, --seed N, --max-tries N, --outage-seconds N (0: none),
  * --drain-seconds N, --stall-seconds N, --max-traffic-seconds N, --reconcile-after-seconds N,
- * --events-wait-seconds N, --service-log-level LEVEL, --keep-data.
+ * --events-wait-seconds N (a stall of the events: none of the missing arrived for N s), --service-log-level
+ * LEVEL, --keep-data.
  */
 import { parseArgs } from 'node:util';
 import { runSoak, type SoakOptions } from './soak/campaign.ts';
