@@ -61,7 +61,7 @@ export interface SoakOptions {
   seed?: number;
   /** Tries per request, the first included. Default 6. */
   maxTries?: number;
-  /** How long an SAP outage lasts (records use up their attempts: `failed`); 0: none. Default 20. */
+  /** How long an SAP outage lasts; 0: none. Default 30: longer than a record's five attempts take with the campaign's 1 s backoff base (2 + 3 + 5 + 10 s with jitter), so records use up their attempts (`failed`). */
   outageSeconds?: number;
   /** Bound of the quiet period (waiting until nothing is `accepted`). Default 180. */
   drainSeconds?: number;
@@ -134,7 +134,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     restarts: options.restarts ?? 3,
     concurrency: options.concurrency ?? 12,
     maxTries: options.maxTries ?? 6,
-    outageSeconds: options.outageSeconds ?? 20,
+    outageSeconds: options.outageSeconds ?? 30,
     drainSeconds: options.drainSeconds ?? 180,
     stallSeconds: options.stallSeconds ?? 60,
     maxTrafficSeconds: options.maxTrafficSeconds ?? 1_800,
