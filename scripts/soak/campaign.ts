@@ -61,7 +61,7 @@ export interface SoakOptions {
   seed?: number;
   /** Tries per request, the first included. Default 6. */
   maxTries?: number;
-  /** How long an SAP outage lasts; 0: none. Default 30: longer than a record's five attempts take with the campaign's 1 s backoff base (2 + 3 + 5 + 10 s with jitter), so records use up their attempts (`failed`). */
+  /** How long an SAP outage lasts; 0: none. Default 30: longer than a record's five attempts take with the campaign's 1 s backoff base (2 + 3 + 5 + 10 s with jitter), so records use up their attempts (`failed`), unless a restart queues them again first with a fresh count. */
   outageSeconds?: number;
   /** Bound of the quiet period (waiting until nothing is `accepted`). Default 180. */
   drainSeconds?: number;
