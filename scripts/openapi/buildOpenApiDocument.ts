@@ -7,6 +7,7 @@
  * - `schemaConversion.ts`: `schemas/` (draft-07) to OpenAPI 3.1 Schema Objects;
  * - `components.ts`: request and answer schemas, the Idempotency-Key parameter, Retry-After, the API key;
  * - `intakeOperations.ts`, `statusOperation.ts`: the operations; `responses.ts`: the answers they share;
+ * - `webhooks.ts`: what a client's webhook receives (the record events);
  * - `examples.ts`: examples checked by the real validators and built by the real answer shapes;
  * - `description.md`, `operations/*.md`: the prose, read by `markdown.ts`.
  */
@@ -20,6 +21,7 @@ import { markdown } from './markdown.ts';
 import { withRefusal } from './responses.ts';
 import type { JsonObject } from './schemaConversion.ts';
 import { frameOperation, statusOperation } from './statusOperation.ts';
+import { webhooks } from './webhooks.ts';
 
 export type { Json, JsonObject } from './schemaConversion.ts';
 
@@ -71,5 +73,6 @@ export const buildOpenApiDocument = (): JsonObject => ({
     '/crm/case': { post: withRefusal(caseOperation(), 'CaseRefused', caseShape) },
     '/crm/case/{CrmId}': { get: withRefusal(statusOperation('caseRecord'), 'NotFound', statusShape) },
   },
+  webhooks: webhooks(),
   components: components(),
 });

@@ -6,6 +6,9 @@
 import { RETRY_AFTER_SECONDS } from '../../lib/http/shapes.ts';
 import { RECORD_ID_PATTERN } from '../../lib/intake/recordIds.ts';
 import caseRecordFile from '../../schemas/caseRecord.schema.json' with { type: 'json' };
+import recordStateChangedFile from '../../schemas/events/recordStateChanged.schema.json' with {
+  type: 'json',
+};
 import salesRegistrationFile from '../../schemas/salesRegistration.schema.json' with { type: 'json' };
 import { caseRecordForm, fromSchemaFile, type JsonObject } from './schemaConversion.ts';
 
@@ -205,6 +208,8 @@ export const components = (): JsonObject => {
       SalesRegistrationRecord: salesRegistrationRecord,
       CaseRecord: caseRecord,
       CaseRecordForm: caseRecordForm(caseRecord),
+      // What a client's webhook receives (the document's `webhooks`): the event detail, its envelope in $defs.
+      RecordStateChanged: fromSchemaFile(recordStateChangedFile, 'RecordStateChanged'),
       ...responseSchemas(),
     },
     parameters: { IdempotencyKey: idempotencyKeyParameter },

@@ -277,6 +277,39 @@ describe('OpenAPI 3.1 structure', () => {
   });
 });
 
+describe('webhooks', () => {
+  it("documents what a client's webhook receives: the envelope of the event schema, the secret header, no API key", () => {
+    // Act
+    const post = ((built.webhooks as JsonObject).recordStateChanged as JsonObject).post as JsonObject;
+    const body = (post.requestBody as JsonObject).content as JsonObject;
+    const media = body['application/json'] as JsonObject;
+    // Assess
+    expect(media.schema).toEqual({ $ref: '#/components/schemas/RecordStateChanged/$defs/webhookBody' });
+    expect(post.security).toEqual([]);
+    expect(post.parameters).toEqual([
+      expect.objectContaining({ name: 'X-Dealer-Gateway-Secret', in: 'header', required: true }),
+    ]);
+    // The example's detail is what lib/events publishes: the schema's fields only, nothing personal.
+    const detail = (media.example as JsonObject).detail as JsonObject;
+    expect(Object.keys(detail).sort()).toEqual(
+      [
+        'acceptedAt',
+        'at',
+        'attempts',
+        'client',
+        'DealerId',
+        'error',
+        'eventId',
+        'FrameNum',
+        'kind',
+        'previousState',
+        'recordId',
+        'state',
+      ].sort(),
+    );
+  });
+});
+
 describe('examples', () => {
   const DOC_ID = 'https://dealer-gateway.example.com/openapi.json';
   const ajv = new Ajv2020.default({
