@@ -64,12 +64,12 @@ export const acceptContent = async (content: ContentToAccept): Promise<ContentOu
     generation++;
     const candidate = content.fresh(generationId(firstId, generation));
     if (await putStatusRecordIfAbsent(candidate, options)) {
-      await noteLatestGeneration(firstId, generation, options);
+      await noteLatestGeneration(firstId, generation, options, now);
       return { id: candidate.id, created: candidate };
     }
     current = await getStatusRecord(candidate.id, options);
     if (current && ownWrite(current, candidate)) {
-      await noteLatestGeneration(firstId, generation, options);
+      await noteLatestGeneration(firstId, generation, options, now);
       return { id: candidate.id, created: current };
     }
   }

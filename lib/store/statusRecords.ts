@@ -70,7 +70,10 @@ export const getStatusRecord = async (
   return slot && !('aliasOf' in slot) ? slot : undefined;
 };
 
-/** When a content alias expires (epoch seconds): RECORD_RETENTION_DAYS after the acceptance it stands for. */
+/**
+ * When a content alias expires (epoch seconds): RECORD_RETENTION_DAYS after the acceptance it stands for; the
+ * same for a content's first record once a newer generation of it was accepted at `acceptedAt`.
+ */
 const aliasExpiresAt = (acceptedAt: string): number =>
   Math.floor(Date.parse(acceptedAt) / 1000) + retentionSettings().recordDays * 86_400;
 
@@ -126,25 +129,31 @@ export const putStatusRecordIfAbsent = async (
 
 /**
  * Notes on the first record of a content that generation `generation` of it exists, so that the next duplicate
- * check starts there. Never lowers the hint; a lost note only costs the next check one more read.
+ * check starts there. Never lowers the hint; a lost note only costs the next check one more read. It also keeps
+ * the first record (or alias) until RECORD_RETENTION_DAYS after this generation's acceptance (`at`): the duplicate
+ * check finds the generations through it, so it must not expire while a newer generation is still in its 24 hours.
  *
  * @example
- * await noteLatestGeneration(firstId, 1);
+ * await noteLatestGeneration(firstId, 1, {}, new Date());
  */
 export const noteLatestGeneration = async (
   firstId: string,
   generation: number,
   options: CallOptions = {},
+  at: Date = new Date(),
 ): Promise<void> => {
   await conditionally(
     dynamoClient().send(
       new UpdateItemCommand({
         TableName: recordsTable(),
         Key: { pk: { S: firstId } },
-        UpdateExpression: 'SET latestGeneration = :generation',
+        UpdateExpression: 'SET latestGeneration = :generation, expiresAt = :expires',
         ConditionExpression:
           'attribute_exists(pk) AND (attribute_not_exists(latestGeneration) OR latestGeneration < :generation)',
-        ExpressionAttributeValues: { ':generation': { N: String(generation) } },
+        ExpressionAttributeValues: {
+          ':generation': { N: String(generation) },
+          ':expires': { N: String(aliasExpiresAt(at.toISOString())) },
+        },
       }),
       options,
     ),

@@ -138,7 +138,10 @@ export const recordAttempt = async (
       downstreamId: outcome.downstreamId,
       error: outcome.error,
     });
-    const { purgeAt, expiresAt } = retentionTimes(outcome.status, outcome.at);
+    const retention = retentionTimes(outcome.status, outcome.at);
+    const { purgeAt } = retention;
+    // Never sooner than it already expires: a content's first record is kept for its newer generations.
+    const expiresAt = Math.max(retention.expiresAt, claimed.expiresAt ?? 0);
     set.push(
       'pendingEvents = list_append(if_not_exists(pendingEvents, :empty), :event)',
       'eventsKind = :kind',

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { acceptRecords, newStatusRecord } from '../../lib/intake/acceptRecords.ts';
 import { contentId, generationId } from '../../lib/intake/recordIds.ts';
 import { readContentSlot } from '../../lib/store/statusRecords.ts';
+import type { StatusRecord } from '../../lib/store/types.ts';
 import type { CaseRecord } from '../../lib/types.ts';
 import { type FaultProxy, startFaultProxy } from '../../scripts/soak/faultProxy.ts';
 import { uniqueFrame } from '../factories/records.ts';
@@ -106,6 +107,33 @@ describe('the duplicate window', () => {
     ]);
     expect(await queuedIds()).toEqual([first, second, third]);
     expect(await readContentSlot(first)).toMatchObject({ id: first, latestGeneration: 2 });
+  });
+});
+
+describe('the first record outlives its newest generation', () => {
+  it('is kept RECORD_RETENTION_DAYS after the newest generation, even when it settled long before', async () => {
+    // Prepare: the first record settled at T0 and expires 400 days after; the content comes back 300 days on.
+    const record = caseRecord();
+    const first = await acceptAt(record, T0);
+    const settledExpiry = Math.floor(T0.getTime() / 1000) + 400 * 86_400;
+    await seedStatusRecords([
+      {
+        ...((await readContentSlot(first)) as StatusRecord),
+        status: 'delivered',
+        expiresAt: settledExpiry,
+      },
+    ]);
+    const later = at(300 * 24 * HOUR);
+    // Act
+    const second = await acceptAt(record, later);
+    // Assess: the first record, through which the duplicate check finds generation 1, now expires 400 days after
+    // generation 1 was accepted (had it expired at T0 + 400 days, the same content sent on day 400 would have been
+    // accepted again under the first id while generation 1 was in its 24 hours).
+    expect(second).toBe(generationId(first, 1));
+    expect(await readContentSlot(first)).toMatchObject({
+      latestGeneration: 1,
+      expiresAt: Math.floor(later.getTime() / 1000) + 400 * 86_400,
+    });
   });
 });
 

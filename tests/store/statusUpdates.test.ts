@@ -168,6 +168,16 @@ describe('recordAttempt', () => {
     });
   });
 
+  it('never brings an expiry forward: a first record kept for a newer generation keeps its later expiresAt', async () => {
+    // Prepare: a newer generation of the content extended the record's expiry beyond its own 400 days.
+    const later = NOW.getTime() / 1000 + 500 * DAY;
+    const record = await claimed({ expiresAt: later });
+    // Act
+    await recordAttempt(record, { status: 'delivered', attempts: 1, downstreamId: '1', at: NOW }, iso(90));
+    // Assess
+    expect(await getStatusRecord(record.id)).toMatchObject({ status: 'delivered', expiresAt: later });
+  });
+
   it('a transient failure: still accepted, in the open index, due when given, lease gone; no event, no retention', async () => {
     const record = await claimed();
     await recordAttempt(
