@@ -50,7 +50,7 @@ export const targets = [
   },
   {
     name: 'reconciler',
-    mutate: ['lib/reconcile/**/*.ts', 'lib/store/openRecords.ts'],
+    mutate: ['lib/reconcile/**/*.ts', 'lib/store/openRecords.ts', 'lib/store/sparseIndex.ts'],
     tests: ['tests/reconcile/**/*.test.ts', 'tests/store/openRecords.test.ts'],
   },
   {

@@ -1,12 +1,12 @@
 import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
-import { marshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient, eventBridgeClient } from '../aws/clients.ts';
-import { QueryCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
+import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { PutEventsCommand } from '../aws/jsonProtocol/eventBridge.ts';
 import { recordsTable } from '../config.ts';
 import { required } from '../settings.ts';
+import { type DueIndex, dueIds } from '../store/sparseIndex.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
-import { conditionally, type Item } from '../store/table.ts';
+import { conditionally } from '../store/table.ts';
 import type { StatusRecord } from '../store/types.ts';
 import type { RecordKind } from '../types.ts';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED } from './constants.ts';
@@ -15,6 +15,7 @@ import type { RecordStateChanged } from './types.ts';
 
 /** The sparse index of records with events in their outbox: `eventsKind`, sorted by `eventsDueAt`. Keys only. */
 export const EVENTS_INDEX = 'events';
+const EVENTS: DueIndex = { name: EVENTS_INDEX, partitionKey: 'eventsKind', sortKey: 'eventsDueAt' };
 
 /** PutEvents takes at most 10 entries a call. */
 const ENTRIES_PER_CALL = 10;
@@ -128,24 +129,12 @@ export interface DueEventsResult {
 export const publishDueEvents = async (
   options: { now?: Date; kinds?: readonly RecordKind[]; pageSize?: number; limit?: number } = {},
 ): Promise<DueEventsResult> => {
-  const now = (options.now ?? new Date()).toISOString();
+  const dueBefore = (options.now ?? new Date()).toISOString();
   const result: DueEventsResult = { published: 0, unpublished: 0 };
   let left = options.limit ?? DUE_EVENTS_LIMIT;
   for (const kind of options.kinds ?? (['salesRegistration', 'caseRecord'] as const)) {
-    let startKey: Item | undefined;
-    do {
-      if (left <= 0) return result;
-      const out = await dynamoClient().send(
-        new QueryCommand({
-          TableName: recordsTable(),
-          IndexName: EVENTS_INDEX,
-          KeyConditionExpression: 'eventsKind = :kind AND eventsDueAt <= :now',
-          ExpressionAttributeValues: marshall({ ':kind': kind, ':now': now }),
-          Limit: Math.min(options.pageSize ?? 100, left),
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      const ids = (out.Items ?? []).map((item) => item.pk?.S ?? '').filter(Boolean);
+    const pages = dueIds(EVENTS, kind, { dueBefore, pageSize: options.pageSize, limit: left });
+    for await (const ids of pages) {
       left -= ids.length;
       const records = await getStatusRecords(ids, { consistent: true });
       for (const record of records.values()) {
@@ -157,8 +146,7 @@ export const publishDueEvents = async (
           return result;
         }
       }
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
+    }
   }
   return result;
 };

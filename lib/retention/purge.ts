@@ -1,10 +1,11 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
-import { QueryCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
+import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
 import { inParallel } from '../intake/inParallel.ts';
+import { type DueIndex, dueIds } from '../store/sparseIndex.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
-import { conditionally, type Item } from '../store/table.ts';
+import { conditionally } from '../store/table.ts';
 import type { RecordKind } from '../types.ts';
 import { withoutPersonalData } from './personalFields.ts';
 
@@ -40,24 +41,12 @@ export interface PurgeResult {
   limited: boolean;
 }
 
+const PURGE: DueIndex = { name: PURGE_INDEX, partitionKey: 'purgeKind', sortKey: 'purgeAt' };
+
 /** The ids of a kind's records due for the purge by `now`, oldest `purgeAt` first, at most `limit`. */
-const dueIds = async (kind: RecordKind, nowIso: string, limit: number): Promise<string[]> => {
+const dueForPurge = async (kind: RecordKind, nowIso: string, limit: number): Promise<string[]> => {
   const ids: string[] = [];
-  let startKey: Item | undefined;
-  do {
-    const out = await dynamoClient().send(
-      new QueryCommand({
-        TableName: recordsTable(),
-        IndexName: PURGE_INDEX,
-        KeyConditionExpression: 'purgeKind = :kind AND purgeAt <= :now',
-        ExpressionAttributeValues: { ':kind': { S: kind }, ':now': { S: nowIso } },
-        Limit: Math.min(limit - ids.length, 100),
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of out.Items ?? []) if (item.pk?.S) ids.push(item.pk.S);
-    startKey = out.LastEvaluatedKey;
-  } while (startKey && ids.length < limit);
+  for await (const page of dueIds(PURGE, kind, { dueBefore: nowIso, limit })) ids.push(...page);
   return ids;
 };
 
@@ -101,7 +90,7 @@ export const purgePersonalData = async (options: PurgeOptions = {}): Promise<Pur
   let left = limit;
   for (const kind of options.kinds ?? KINDS) {
     if (left <= 0) break;
-    const ids = await dueIds(kind, nowIso, left);
+    const ids = await dueForPurge(kind, nowIso, left);
     left -= ids.length;
     const records = await getStatusRecords(ids, { consistent: true });
     const outcomes = await inParallel(ids, PARALLEL_UPDATES, async (id) => {

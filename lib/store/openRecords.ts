@@ -1,14 +1,18 @@
 import { dynamoClient } from '../aws/clients.ts';
-import { QueryCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
+import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
 import type { RecordKind } from '../types.ts';
-import { conditionally, type Item } from './table.ts';
+import { type DueIndex, dueIds } from './sparseIndex.ts';
+import { conditionally } from './table.ts';
 
 /**
  * The sparse global secondary index of `accepted` records: partition key `openKind` (present only while a record
  * is `accepted`), sort key `dueAt`. Keys only: whoever reads it reads the records themselves, consistently.
  */
 export const OPEN_INDEX = 'open';
+
+/** The `open` index as a due index: `openKind` sorted by `dueAt`. */
+const OPEN: DueIndex = { name: OPEN_INDEX, partitionKey: 'openKind', sortKey: 'dueAt' };
 
 /**
  * The ids of `accepted` records of a kind, oldest `dueAt` first, page by page through the `open` index; with
@@ -17,31 +21,10 @@ export const OPEN_INDEX = 'open';
  * @example
  * for await (const ids of openRecordIds('salesRegistration', { dueBefore: new Date().toISOString() })) requeue(ids);
  */
-export async function* openRecordIds(
+export const openRecordIds = (
   kind: RecordKind,
   options: { dueBefore?: string; pageSize?: number } = {},
-): AsyncGenerator<string[]> {
-  let startKey: Item | undefined;
-  do {
-    const out = await dynamoClient().send(
-      new QueryCommand({
-        TableName: recordsTable(),
-        IndexName: OPEN_INDEX,
-        KeyConditionExpression:
-          options.dueBefore === undefined ? 'openKind = :kind' : 'openKind = :kind AND dueAt <= :due',
-        ExpressionAttributeValues: {
-          ':kind': { S: kind },
-          ...(options.dueBefore === undefined ? {} : { ':due': { S: options.dueBefore } }),
-        },
-        Limit: options.pageSize ?? 100,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    const ids = (out.Items ?? []).map((item) => item.pk?.S ?? '').filter(Boolean);
-    if (ids.length > 0) yield ids;
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
-}
+): AsyncGenerator<string[]> => dueIds(OPEN, kind, options);
 
 /**
  * Moves an `accepted` record's `dueAt` from `seen` to `dueAt`, only if nobody changed it meanwhile and no worker
