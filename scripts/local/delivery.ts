@@ -6,9 +6,8 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { publishDueEvents } from '../../lib/events/publish.ts';
 import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
-import { purgePersonalData } from '../../lib/retention/purge.ts';
+import { runReconciler } from '../../lib/reconcile/reconcilerRun.ts';
 import { positiveInteger } from '../../lib/settings.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
@@ -49,7 +48,7 @@ const startSandboxes = async (): Promise<{ sap?: SapSandbox; salesforce?: Salesf
 
 /**
  * The reconciler as the scheduled function runs on AWS, every RECONCILE_INTERVAL_SECONDS (default 60) here: the
- * same code, queueing the `accepted` records nobody has queued or worked on in time.
+ * same run (lib/reconcile/reconcilerRun.ts), reported as lines of the runner's output.
  */
 const startReconciler = () => {
   const seconds = positiveInteger('RECONCILE_INTERVAL_SECONDS', process.env.RECONCILE_INTERVAL_SECONDS, 60);
@@ -57,14 +56,13 @@ const startReconciler = () => {
   const timer = setInterval(() => {
     running = running.then(async () => {
       try {
-        const { requeued } = await reconcileOpenRecords();
-        const count = requeued.salesRegistration + requeued.caseRecord;
+        const { reconciled, events, purge } = await runReconciler();
+        const count = reconciled.requeued.salesRegistration + reconciled.requeued.caseRecord;
         if (count > 0) log(`reconciler: queued again ${count} record(s) nobody had queued in time`);
-        const { published } = await publishDueEvents();
-        if (published > 0)
-          log(`reconciler: published ${published} state change(s) a worker had left unpublished`);
-        const { purged } = await purgePersonalData();
-        const removed = purged.salesRegistration + purged.caseRecord;
+        if (events.published > 0)
+          log(`reconciler: published ${events.published} state change(s) a worker had left unpublished`);
+        if ('error' in purge) throw purge.error;
+        const removed = purge.purged.salesRegistration + purge.purged.caseRecord;
         if (removed > 0) log(`reconciler: removed the personal data of ${removed} settled record(s)`);
       } catch (error) {
         log(`reconciler: ${error instanceof Error ? error.message : String(error)}`);
