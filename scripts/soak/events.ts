@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type AttributeValue, DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
+import { KEPT_CASE_FIELDS, KEPT_SALES_FIELDS } from '../../lib/retention/personalFields.ts';
 import { localClientConfig } from '../local/aws.ts';
 import { openWebhookStore } from '../local/webhookStore.ts';
 import type { SoakRecord } from './workload.ts';
@@ -19,21 +20,14 @@ import type { SoakRecord } from './workload.ts';
 /** The settled states a `Record state changed` event announces (`accepted` comes only from a redrive). */
 const SETTLED = new Set(['delivered', 'rejected', 'failed']);
 
-/** Fields of the campaign's records that hold personal data: names, e-mail, phones, street, date of birth, text. */
-const PERSONAL_FIELDS = new Set([
-  'Name',
-  'Name2',
-  'CompanyName',
-  'Street',
-  'email',
-  'Phone',
-  'DOB',
-  'firstName',
-  'surname',
-  'mobile',
-  'homePhone',
-  'comments',
-]);
+/**
+ * Whether a field of a campaign record holds personal data: any field the retention's allow-list does not keep
+ * (lib/retention/personalFields.ts), the one list of what is not personal.
+ */
+const isPersonal = (op: SoakRecord['op'], field: string): boolean =>
+  !(
+    op === 'sale' ? (KEPT_SALES_FIELDS as readonly string[]) : (KEPT_CASE_FIELDS as readonly string[])
+  ).includes(field);
 
 /** Values shorter than this are not looked for (they would match by chance); the campaign's are all longer. */
 const PREFIX = 6;
@@ -95,7 +89,7 @@ export const personalValueIndex = (records: Iterable<SoakRecord>): PersonalValue
   const index: PersonalValueIndex = new Map();
   for (const record of records) {
     for (const [field, value] of Object.entries(record.fields)) {
-      if (!PERSONAL_FIELDS.has(field) || typeof value !== 'string' || value.length < PREFIX) continue;
+      if (!isPersonal(record.op, field) || typeof value !== 'string' || value.length < PREFIX) continue;
       const key = value.slice(0, PREFIX);
       const values = index.get(key) ?? new Map<string, string>();
       values.set(value, field);
