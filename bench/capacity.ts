@@ -1,26 +1,4 @@
-/**
- * Delivery capacity on paper and by simulation.
- *
- * On paper: Lambda's SQS event source runs at most `maximumConcurrency` worker invocations per downstream at once,
- * each with a batch of up to `batchSize` messages; the worker (lib/delivery/worker.ts) hands the batch to
- * Powertools' BatchProcessor, which runs every record of the batch at once (`Promise.all`: processInParallel
- * defaults to true). Each record is a claim (UpdateItem), the downstream call, the outcome (UpdateItem), one after
- * the other; the event source receives the batch before and deletes it after. So one invocation delivers a batch
- * in `receive + claim + latency + outcome + delete` and the downstream carries
- * `maximumConcurrency × batchSize / that` records a second.
- *
- * By simulation: the real worker handler (functions/deliveryWorker.ts) driven by `pollOnce`
- * (scripts/local/queuePoller.ts, batch 10) as bench/workerThroughput.ts drives it, by 2 pollers at once standing
- * for maximumConcurrency 2, against fauxqs + dynalite (bench/localAws.ts, their own process) and the SAP sandbox
- * (sandbox/sapSandbox.ts) with `inject({ delayMs })` on every POST. The prediction for the simulation uses the
- * same formula with the local round trips: the batch cycle measured first with no injected latency, plus the
- * latency.
- *
- *   node bench/capacity.ts     # prints the result as JSON
- */
-import { randomUUID } from 'node:crypto';
 import { localClientConfig } from '../scripts/local/aws.ts';
-import { salesRegistrationInput } from '../tests/factories/records.ts';
 import { ALLOWANCE } from './costModel.ts';
 import { startLocalAws } from './localAws.ts';
 import { awsFreeEnv, benchDir, quietPowertools, runNodeJson } from './proc.ts';
@@ -77,9 +55,6 @@ const child = async (): Promise<CapacityResult> => {
   const { SQSClient } = await import('@aws-sdk/client-sqs');
   const { handler: deliveryWorker } = await import('../functions/deliveryWorker.ts');
   const { pollOnce } = await import('../scripts/local/queuePoller.ts');
-  const { seedStatusRecords } = await import('../tests/support/seedStatus.ts');
-  const { sendRecords } = await import('../lib/queue/sendRecords.ts');
-  const { validateSalesRegistrations } = await import('../lib/validation/salesRegistration.ts');
   const { getStatusRecord } = await import('../lib/store/statusRecords.ts');
   const { startSapSandbox } = await import('../sandbox/sapSandbox.ts');
 
@@ -105,38 +80,9 @@ const child = async (): Promise<CapacityResult> => {
     useQueueUrlAsEndpoint: false,
   });
 
-  let serial = 0;
-  const tag = Date.now().toString(36).toUpperCase();
-  const seed = async (n: number): Promise<string[]> => {
-    const input = Array.from({ length: n }, () =>
-      salesRegistrationInput({
-        FrameNum: `WC${tag}${(serial++).toString(36).toUpperCase().padStart(6, '0')}`,
-      }),
-    );
-    const validated = validateSalesRegistrations(input);
-    if (!validated.ok) throw new Error(`seed records invalid: ${JSON.stringify(validated.problems)}`);
-    const at = new Date().toISOString();
-    const statuses = validated.value.map((record) => ({
-      id: randomUUID().replaceAll('-', ''),
-      kind: 'salesRegistration' as const,
-      status: 'accepted' as const,
-      attempts: 0,
-      acceptedAt: at,
-      updatedAt: at,
-      owner: 'example-dealer',
-      requestId: randomUUID(),
-      record,
-      openKind: 'salesRegistration' as const,
-      dueAt: at,
-    }));
-    await seedStatusRecords(statuses);
-    const failed = await sendRecords(
-      queueUrl,
-      statuses.map(({ id, kind, requestId, record }) => ({ id, kind, requestId, record })),
-    );
-    if (failed.length > 0) throw new Error(`seeding: ${failed.length} messages not queued`);
-    return statuses.map((s) => s.id);
-  };
+  const { acceptedSalesSeeder } = await import('./acceptedSales.ts');
+  /** Pre-accepted records: status `accepted` and a message each, as intake leaves them. */
+  const seed = acceptedSalesSeeder(queueUrl, 'WC');
 
   const simulate = async (latencyMs: number, records: number, pollers: number): Promise<SimulationRun> => {
     const ids = await seed(records);

@@ -12,14 +12,12 @@
  * (seedStatusRecords, sendRecords), so both sides deliver exactly the same kind of work.
  */
 
-import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JsonCommand, JsonProtocolClient, JsonSendOptions } from '../lib/aws/jsonProtocol/client.ts';
 import { localClientConfig } from '../scripts/local/aws.ts';
 import { startLocalEventBus } from '../scripts/local/eventBus.ts';
-import { salesRegistrationInput } from '../tests/factories/records.ts';
 import { readSapCounts, SAP_PASSWORD, SAP_SERVICE_PATH, SAP_USER, startInstantSap } from './instantSap.ts';
 import { startLocalAws } from './localAws.ts';
 import { awsFreeEnv, benchDir, quietPowertools, runNodeJson } from './proc.ts';
@@ -78,9 +76,6 @@ const child = async (): Promise<WorkerResult> => {
   const { pollOnce } = await import('../scripts/local/queuePoller.ts');
   const { dynamoClient } = await import('../lib/aws/clients.ts');
   const { getStatusRecord } = await import('../lib/store/statusRecords.ts');
-  const { seedStatusRecords } = await import('../tests/support/seedStatus.ts');
-  const { sendRecords } = await import('../lib/queue/sendRecords.ts');
-  const { validateSalesRegistrations } = await import('../lib/validation/salesRegistration.ts');
 
   const queueUrl = process.env.SALES_REGISTRATION_QUEUE_URL as string;
   const table = process.env.RECORDS_TABLE as string;
@@ -94,39 +89,9 @@ const child = async (): Promise<WorkerResult> => {
   countJsonCalls(dynamoClient(), counts);
   countJsonCalls(eventBridgeClient(), counts);
 
-  let serial = 0;
-  const tag = Date.now().toString(36).toUpperCase();
+  const { acceptedSalesSeeder } = await import('./acceptedSales.ts');
   /** Pre-accepted records: status `accepted` and a message each, as intake leaves them. */
-  const seed = async (n: number): Promise<string[]> => {
-    const input = Array.from({ length: n }, () =>
-      salesRegistrationInput({
-        FrameNum: `WB${tag}${(serial++).toString(36).toUpperCase().padStart(6, '0')}`,
-      }),
-    );
-    const validated = validateSalesRegistrations(input);
-    if (!validated.ok) throw new Error(`seed records invalid: ${JSON.stringify(validated.problems)}`);
-    const at = new Date().toISOString();
-    const statuses = validated.value.map((record) => ({
-      id: randomUUID().replaceAll('-', ''),
-      kind: 'salesRegistration' as const,
-      status: 'accepted' as const,
-      attempts: 0,
-      acceptedAt: at,
-      updatedAt: at,
-      owner: 'example-dealer',
-      requestId: randomUUID(),
-      record,
-      openKind: 'salesRegistration' as const,
-      dueAt: at,
-    }));
-    await seedStatusRecords(statuses);
-    const failed = await sendRecords(
-      queueUrl,
-      statuses.map(({ id, kind, requestId, record }) => ({ id, kind, requestId, record })),
-    );
-    if (failed.length > 0) throw new Error(`seeding: ${failed.length} messages not queued`);
-    return statuses.map((s) => s.id);
-  };
+  const seed = acceptedSalesSeeder(queueUrl, 'WB');
 
   const ours = async (n: number) => {
     let delivered = 0;

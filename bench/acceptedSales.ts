@@ -1,0 +1,53 @@
+/**
+ * Pre-accepted sales for the worker benchmarks (bench/workerThroughput.ts, bench/capacity.ts): status records
+ * `accepted` and a message each, written with the service's own functions, as intake leaves them. Loaded by the
+ * benchmarks' child processes only.
+ */
+import { randomUUID } from 'node:crypto';
+import { sendRecords } from '../lib/queue/sendRecords.ts';
+import { validateSalesRegistrations } from '../lib/validation/salesRegistration.ts';
+import { salesRegistrationInput } from '../tests/factories/records.ts';
+import { seedStatusRecords } from '../tests/support/seedStatus.ts';
+
+/**
+ * A seeder of accepted sales on a queue: each call writes `n` new ones (frame numbers `<prefix><run tag><serial>`,
+ * unique across calls) and answers their ids.
+ *
+ * @example
+ * const seed = acceptedSalesSeeder(queueUrl, 'WB');
+ * const ids = await seed(500);
+ */
+export const acceptedSalesSeeder = (queueUrl: string, prefix: string) => {
+  let serial = 0;
+  const tag = Date.now().toString(36).toUpperCase();
+  return async (n: number): Promise<string[]> => {
+    const input = Array.from({ length: n }, () =>
+      salesRegistrationInput({
+        FrameNum: `${prefix}${tag}${(serial++).toString(36).toUpperCase().padStart(6, '0')}`,
+      }),
+    );
+    const validated = validateSalesRegistrations(input);
+    if (!validated.ok) throw new Error(`seed records invalid: ${JSON.stringify(validated.problems)}`);
+    const at = new Date().toISOString();
+    const statuses = validated.value.map((record) => ({
+      id: randomUUID().replaceAll('-', ''),
+      kind: 'salesRegistration' as const,
+      status: 'accepted' as const,
+      attempts: 0,
+      acceptedAt: at,
+      updatedAt: at,
+      owner: 'example-dealer',
+      requestId: randomUUID(),
+      record,
+      openKind: 'salesRegistration' as const,
+      dueAt: at,
+    }));
+    await seedStatusRecords(statuses);
+    const failed = await sendRecords(
+      queueUrl,
+      statuses.map(({ id, kind, requestId, record }) => ({ id, kind, requestId, record })),
+    );
+    if (failed.length > 0) throw new Error(`seeding: ${failed.length} messages not queued`);
+    return statuses.map((s) => s.id);
+  };
+};
