@@ -74,7 +74,7 @@ export const getStatusRecord = async (
  * When a content alias expires (epoch seconds): RECORD_RETENTION_DAYS after the acceptance it stands for; the
  * same for a content's first record once a newer generation of it was accepted at `acceptedAt`.
  */
-const aliasExpiresAt = (acceptedAt: string): number =>
+const expiresAfterAcceptance = (acceptedAt: string): number =>
   Math.floor(Date.parse(acceptedAt) / 1000) + retentionSettings().recordDays * 86_400;
 
 /**
@@ -94,7 +94,7 @@ export const putContentAliasIfAbsent = async (
       new PutItemCommand({
         TableName: recordsTable(),
         Item: marshall(
-          { pk: alias.id, ...alias, expiresAt: aliasExpiresAt(alias.acceptedAt) },
+          { pk: alias.id, ...alias, expiresAt: expiresAfterAcceptance(alias.acceptedAt) },
           { removeUndefinedValues: true },
         ),
         ConditionExpression: 'attribute_not_exists(pk)',
@@ -152,7 +152,7 @@ export const noteLatestGeneration = async (
           'attribute_exists(pk) AND (attribute_not_exists(latestGeneration) OR latestGeneration < :generation)',
         ExpressionAttributeValues: {
           ':generation': { N: String(generation) },
-          ':expires': { N: String(aliasExpiresAt(at.toISOString())) },
+          ':expires': { N: String(expiresAfterAcceptance(at.toISOString())) },
         },
       }),
       options,
