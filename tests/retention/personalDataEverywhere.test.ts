@@ -9,10 +9,16 @@
 import { readFileSync } from 'node:fs';
 import { DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { type NativeAttributeValue, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { deliverRecord } from '../../lib/delivery/deliverRecord.ts';
+import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { eventOf } from '../../lib/events/stateChange.ts';
 import { newStatusRecord } from '../../lib/intake/acceptRecords.ts';
+import { logger } from '../../lib/observability/logger.ts';
+import { OutcomeTally } from '../../lib/observability/metrics.ts';
 import { fieldClass, type PersonalValueKind } from '../../lib/privacy/fieldClassification.ts';
+import { messageBody } from '../../lib/queue/sendRecords.ts';
 import { purgePersonalData } from '../../lib/retention/purge.ts';
 import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
 import type { StatusRecord } from '../../lib/store/types.ts';
@@ -21,6 +27,7 @@ import { localClientConfig } from '../../scripts/local/aws.ts';
 import { type CrmFixture, startCrm } from '../crm/fixtures.ts';
 import { type ErpFixture, startErp } from '../erp/fixtures.ts';
 import { uniqueFrame } from '../factories/records.ts';
+import { startEventBridgeRecorder } from '../support/eventBridgeRecorder.ts';
 import { freshAws } from '../support/freshAws.ts';
 import { seedStatusRecords } from '../support/seedStatus.ts';
 
@@ -138,20 +145,35 @@ let aws: Awaited<ReturnType<typeof freshAws>>;
 let raw: DynamoDBClient;
 let erp: ErpFixture;
 let crm: CrmFixture;
+/** The event bus: every PutEvents body the worker sent (what EventBridge, webhooks and their dead letters get). */
+let bus: Awaited<ReturnType<typeof startEventBridgeRecorder>>;
 /** Everything written to stdout and stderr while a test runs. */
 let output: string[];
 
 beforeAll(async () => {
-  [erp, crm] = await Promise.all([startErp(), startCrm()]);
+  [erp, crm, bus] = await Promise.all([startErp(), startCrm(), startEventBridgeRecorder()]);
 });
 
 afterAll(async () => {
-  await Promise.all([erp.sap.stop(), crm.sf.stop()]);
+  await Promise.all([erp.sap.stop(), crm.sf.stop(), bus.stop()]);
 });
 
 beforeEach(async () => {
   aws = await freshAws();
   raw = new DynamoDBClient(localClientConfig(aws.dynamoEndpoint));
+  // The worker reaches the sandboxes and the bus through its settings, as deployed.
+  Object.assign(process.env, {
+    ERP_BASE_URL: erp.config.baseUrl,
+    ERP_USERNAME: erp.config.username,
+    ERP_PASSWORD: erp.config.password,
+    CRM_BASE_URL: crm.config.baseUrl,
+    CRM_CLIENT_ID: crm.config.clientId,
+    CRM_CLIENT_SECRET: crm.config.clientSecret,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: bus.endpoint,
+    EVENT_BUS_NAME: 'dealer-gateway-privacy',
+  });
+  resetDownstreamClients();
+  bus.reset();
   output = [];
   for (const stream of [process.stdout, process.stderr]) {
     const write = stream.write.bind(stream);
@@ -204,13 +226,46 @@ const downstreamError = async (status: StatusRecord, message: string): Promise<s
 };
 
 /**
+ * The worker's delivery of the record (deliverRecord, with its logger and event publishing) while the downstream
+ * refuses it with `message`: the record is rejected, its event published to the bus.
+ */
+const deliverRefused = async (status: StatusRecord, message: string): Promise<void> => {
+  if (status.kind === 'salesRegistration') erp.sap.inject({ status: 400, message });
+  else
+    crm.sf.inject({
+      status: 400,
+      errors: [{ message, errorCode: 'FIELD_CUSTOM_VALIDATION_EXCEPTION', fields: [] }],
+    });
+  const body = messageBody({
+    id: status.id,
+    kind: status.kind,
+    requestId: status.requestId,
+    record: status.record,
+  });
+  const sqsRecord = {
+    messageId: 'm',
+    receiptHandle: 'r',
+    body,
+    attributes: { ApproximateReceiveCount: '1' },
+  };
+  await deliverRecord(sqsRecord as unknown as SQSRecord, {
+    settings: { maxAttempts: 3, retryBaseSeconds: 10, leaseSeconds: 90 },
+    log: logger,
+    tally: new OutcomeTally(),
+    now: () => new Date(T.getTime() + 3_600_000),
+  });
+};
+
+/**
  * One attempt per personal field through the worker's own writes, each storing `errorOf(echo)`: all but the last
- * leave the record accepted (history), the last rejects it (its `error` and an unpublished event in the outbox).
+ * leave the record accepted (history), the last rejects it unless told not to (its `error`, and an unpublished
+ * event in the outbox).
  */
 const attemptEach = async (
   status: StatusRecord,
   plants: Planted[],
   errorOf: (echo: string) => Promise<string>,
+  { settleLast = true } = {},
 ) => {
   const personal = plants.filter((plant) => plant.personal);
   for (const [index, plant] of personal.entries()) {
@@ -218,7 +273,7 @@ const attemptEach = async (
     const leaseUntil = new Date(at.getTime() + 90_000).toISOString();
     const claim = await claimRecord(status.id, { now: at, leaseUntil });
     if (!claim.claimed) throw new Error(`record ${status.id} not claimed`);
-    const last = index === personal.length - 1;
+    const last = settleLast && index === personal.length - 1;
     const written = await recordAttempt(
       claim.claimed,
       { status: last ? 'rejected' : 'accepted', attempts: 1, at, error: await errorOf(echoOf(plant)) },
@@ -257,6 +312,7 @@ const leaksEverywhere = async (status: StatusRecord, plants: Planted[]) => {
     item,
     ...Object.fromEntries(Object.entries(indexes).map(([name, text]) => [`index ${name}`, text])),
     events,
+    bus: bus.bodies.join('\n'),
     output: output.join(''),
   };
   return Object.fromEntries(
@@ -287,14 +343,25 @@ describe('personal data after the purge', () => {
     async (kind) => {
       // Prepare: a record with a planted value in every field, one attempt per personal field, each echoed back.
       const plants = plantsOf(kind);
+      const personal = plants.filter((plant) => plant.personal);
       const status = await accept(kind, plants);
       const errors: string[] = [];
-      // Act
-      await attemptEach(status, plants, async (echo) => {
-        const error = await downstreamError(status, echo);
-        errors.push(error);
-        return error;
-      });
+      // Act: the adapter's answer to each echo stored by the worker's writes; then the worker itself delivers, the
+      // downstream refusing with every personal value at once, and publishes the event.
+      await attemptEach(
+        status,
+        plants,
+        async (echo) => {
+          const error = await downstreamError(status, echo);
+          errors.push(error);
+          return error;
+        },
+        { settleLast: false },
+      );
+      await deliverRefused(
+        status,
+        `Property values refused: ${personal.map((p) => String(p.value)).join(', ')}`,
+      );
       const { record: settled } = await storedTexts(status);
       const { record: _record, ...storedBesidesRecord } = settled;
       const beforePurge = leaksIn(JSON.stringify(storedBesidesRecord), plants);
@@ -302,8 +369,12 @@ describe('personal data after the purge', () => {
       // Assess: the adapters let no personal value into a text, and the texts still say what the downstream said.
       expect(errors.every((error) => error.includes("Property '"))).toBe(true);
       expect(leaksIn(errors.join('\n'), plants)).toEqual([]);
-      expect(settled.history).toHaveLength(plants.filter((plant) => plant.personal).length);
-      expect(settled.pendingEvents).toHaveLength(1);
+      expect(settled).toMatchObject({
+        status: 'rejected',
+        error: expect.stringContaining('Property values refused'),
+      });
+      expect(settled.history).toHaveLength(personal.length + 1);
+      expect(bus.details()).toEqual([expect.objectContaining({ recordId: status.id, state: 'rejected' })]);
       expect(beforePurge).toEqual([]);
       expect(run.purged[kind]).toBe(1);
       expect(await leaksEverywhere(status, plants)).toEqual({});
