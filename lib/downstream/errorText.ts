@@ -371,7 +371,8 @@ const formSpans = (text: string, { formsByFirst }: Matcher): Span[] => {
 /**
  * Makes a downstream message safe to store and log. Every e-mail address and every personal value of the record
  * is replaced by `[redacted]`, in any form a downstream may echo it: any case; names as whole words of any
- * length ("Li" goes, "Lisa" stays); phone numbers by their digits however grouped, with or without country code;
+ * length ("Li" goes, "Lisa" stays); a code under 3 characters (sex, title) as a whole word in its own or upper
+ * case only ("M" goes, the "m" of "5 m" stays); phone numbers by their digits however grouped, with or without country code;
  * dates of birth as `YYYY-MM-DD`, `DD.MM.YYYY`, `DD/MM/YYYY`, `MM/DD/YYYY`, `YYYYMMDD`, ISO timestamps and OData
  * `/Date(<ms>)/`; without accents; JSON-escaped (`\u00e9`, `\/`). Whitespace is collapsed and the text is cut to
  * MAX_ERROR_TEXT_LENGTH (500) characters, ending in `…` when cut.
