@@ -1,3 +1,4 @@
+import type { PersonalValueKind } from '../privacy/fieldClassification.ts';
 import { MAX_ERROR_TEXT_LENGTH } from './constants.ts';
 
 const REDACTED = '[redacted]';
@@ -25,32 +26,12 @@ const FORM_PREFIX = 120;
 /** A phone number is matched on its digits when at least this many remain (fewer would match unrelated numbers). */
 const MIN_PHONE_DIGITS = 6;
 
-/** What a personal value is, which decides the forms it is looked for in. */
-export type PersonalValueKind = 'name' | 'email' | 'phone' | 'date' | 'text';
-
 /**
- * A personal value of a record, with its kind, or a bare string whose kind is read off its shape: `YYYY-MM-DD`
- * is a date, `x@y` an e-mail address, digits with separators a phone number, anything else text (a bare string
- * is never split into words the way a `name` is).
+ * A personal value of a record, with its kind (lib/privacy/fieldClassification.ts: personalValuesOf), or a bare
+ * string whose kind is read off its shape: `YYYY-MM-DD` is a date, `x@y` an e-mail address, digits with separators
+ * a phone number, anything else text (a bare string is never split into words the way a `name` is).
  */
 export type PersonalValue = string | { readonly kind: PersonalValueKind; readonly value: string };
-
-/**
- * A record's personal values with their kinds, from a field → kind table (each adapter's PERSONAL_FIELDS): what
- * {@link safeErrorText} blanks out of the downstream's error texts. Fields that are absent or not text are skipped.
- *
- * @example
- * personalValuesOf({ firstName: 'Ana', email: 'ana@example.com' }, { firstName: 'name', email: 'email' });
- * // [{ kind: 'name', value: 'Ana' }, { kind: 'email', value: 'ana@example.com' }]
- */
-export const personalValuesOf = <R extends object>(
-  record: R,
-  fields: Partial<Record<keyof R, PersonalValueKind>>,
-): PersonalValue[] =>
-  Object.entries(fields).flatMap(([field, kind]) => {
-    const value = record[field as keyof R];
-    return typeof value === 'string' && kind ? [{ kind: kind as PersonalValueKind, value }] : [];
-  });
 
 /** Characters that end an e-mail-like token: an address is redacted whole, whoever it belongs to. */
 const TOKEN_END = String.raw`\s<>()"',;:[\]{}`;
@@ -275,7 +256,14 @@ interface Matcher {
   formsByFirst: Map<string, string[]>;
   /** Days of birth as [first, last) milliseconds that an OData timestamp of that day may carry (any time zone). */
   birthdays: [number, number][];
+  /** Short codes (under 3 characters: a sex 'M', a title 'Dr') as whole words in their own or upper case, or none. */
+  codes: RegExp | undefined;
 }
+
+/** A code shorter than this is matched case-sensitively (its own case or upper case) and only as a whole word. */
+const SHORT_CODE = 3;
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const HOURS_14 = 14 * 3_600_000;
 
@@ -283,10 +271,16 @@ const matcherFor = (personalValues: readonly PersonalValue[]): Matcher => {
   const texts = new Set<string>();
   const patterns = [EMAIL_PATTERN];
   const birthdays: [number, number][] = [];
+  const codes = new Set<string>();
   for (const entry of personalValues) {
     const value = (typeof entry === 'string' ? entry : entry.value).trim();
     if (!value) continue;
     const kind = typeof entry === 'string' ? kindOf(value) : entry.kind;
+    if (kind === 'code' && value.length < SHORT_CODE) {
+      // 'M' (Sex) or 'Ms' (title) in any case would blank out the 'm' of "5 m" and the 'ms' of "300 ms".
+      for (const spelling of [value, value.toUpperCase()]) codes.add(escapeRegExp(spelling));
+      continue;
+    }
     texts.add(value);
     if (kind === 'name') {
       // A part of a double or multiple name may come back alone ("Ngata" of "Ngata-Whitfield").
@@ -316,15 +310,25 @@ const matcherFor = (personalValues: readonly PersonalValue[]): Matcher => {
   }
   // Longest first: where forms overlap ("Ann Lee" and "Ann"), the longer one is redacted whole.
   for (const forms of formsByFirst.values()) forms.sort((a, b) => b.length - a.length);
-  return { pattern: new RegExp(patterns.join('|'), 'gi'), formsByFirst, birthdays };
+  const codePattern =
+    codes.size > 0
+      ? new RegExp(`(?<![\\p{L}\\p{N}])(?:${[...codes].join('|')})(?![\\p{L}\\p{N}])`, 'gu')
+      : undefined;
+  return { pattern: new RegExp(patterns.join('|'), 'gi'), formsByFirst, birthdays, codes: codePattern };
 };
 
 /** Stretches of the text to redact: [start, end). */
 type Span = [number, number];
 
-/** Where the patterns (e-mail addresses, phone numbers, dates of birth) match. */
-const patternSpans = (text: string, { pattern, birthdays }: Matcher): Span[] => {
+/** Where the patterns (e-mail addresses, phone numbers, dates of birth, short codes) match. */
+const patternSpans = (text: string, { pattern, birthdays, codes }: Matcher): Span[] => {
   const spans: Span[] = [];
+  if (codes) {
+    codes.lastIndex = 0;
+    for (let match = codes.exec(text); match; match = codes.exec(text)) {
+      spans.push([match.index, match.index + match[0].length]);
+    }
+  }
   pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
     const odataMs = match.groups?.odataMs;
@@ -367,7 +371,8 @@ const formSpans = (text: string, { formsByFirst }: Matcher): Span[] => {
 /**
  * Makes a downstream message safe to store and log. Every e-mail address and every personal value of the record
  * is replaced by `[redacted]`, in any form a downstream may echo it: any case; names as whole words of any
- * length ("Li" goes, "Lisa" stays); phone numbers by their digits however grouped, with or without country code;
+ * length ("Li" goes, "Lisa" stays); a code under 3 characters (sex, title) as a whole word in its own or upper
+ * case only ("M" goes, the "m" of "5 m" stays); phone numbers by their digits however grouped, with or without country code;
  * dates of birth as `YYYY-MM-DD`, `DD.MM.YYYY`, `DD/MM/YYYY`, `MM/DD/YYYY`, `YYYYMMDD`, ISO timestamps and OData
  * `/Date(<ms>)/`; without accents; JSON-escaped (`\u00e9`, `\/`). Whitespace is collapsed and the text is cut to
  * MAX_ERROR_TEXT_LENGTH (500) characters, ending in `…` when cut.

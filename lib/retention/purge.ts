@@ -1,3 +1,4 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
@@ -8,6 +9,7 @@ import { getStatusRecords } from '../store/statusRecords.ts';
 import { conditionally } from '../store/table.ts';
 import type { RecordKind } from '../types.ts';
 import { withoutPersonalData } from './personalFields.ts';
+import { type PurgedParts, withoutPersonalValues } from './withoutPersonalValues.ts';
 
 /**
  * The sparse global secondary index of settled records whose personal fields are still kept: partition key
@@ -51,31 +53,58 @@ const dueForPurge = async (kind: RecordKind, nowIso: string, limit: number): Pro
 };
 
 /**
- * Replaces a settled record's normalised record with its kept fields and takes it out of the `purge` index, only if
- * it is still settled and still due: a record redriven meanwhile (purgeAt removed) or settled again (a later
- * purgeAt) keeps its data.
+ * Replaces a settled record's normalised record with its kept fields, its stored texts (`error`, `history[].error`,
+ * `pendingEvents[].error`) with their cleaned versions, and takes it out of the `purge` index, only if it is still
+ * settled and still due: a record redriven meanwhile (purgeAt removed) or settled again (a later purgeAt) keeps its
+ * data. An outbox published meanwhile (its size changed) is not written back: the next run purges the record.
+ * The `frame` and `status` indexes project `error` from the item, so cleaning the item cleans them.
  */
-const purgeOne = (id: string, kept: object, nowIso: string): Promise<boolean> =>
-  conditionally(
+const purgeOne = (id: string, kept: object, parts: PurgedParts, nowIso: string): Promise<boolean> => {
+  const set = ['#record = :kept', 'personalDataRemovedAt = :now'];
+  const conditions = ['#status <> :accepted', 'purgeAt <= :now'];
+  const names: Record<string, string> = { '#record': 'record', '#status': 'status' };
+  const values: Record<string, AttributeValue> = {
+    ':kept': { M: marshall(kept, { removeUndefinedValues: true }) },
+    ':now': { S: nowIso },
+    ':accepted': { S: 'accepted' },
+  };
+  if (parts.error !== undefined) {
+    set.push('#error = :error');
+    names['#error'] = 'error';
+    values[':error'] = { S: parts.error };
+  }
+  if (parts.history) {
+    set.push('#history = :history');
+    conditions.push('size(#history) = :historySize');
+    names['#history'] = 'history';
+    values[':history'] = marshall({ h: parts.history }, { removeUndefinedValues: true }).h;
+    values[':historySize'] = { N: String(parts.history.length) };
+  }
+  if (parts.pendingEvents) {
+    set.push('pendingEvents = :pending');
+    conditions.push('size(pendingEvents) = :pendingSize');
+    values[':pending'] = marshall({ p: parts.pendingEvents }, { removeUndefinedValues: true }).p;
+    values[':pendingSize'] = { N: String(parts.pendingEvents.length) };
+  }
+  return conditionally(
     dynamoClient().send(
       new UpdateItemCommand({
         TableName: recordsTable(),
         Key: { pk: { S: id } },
-        UpdateExpression: 'SET #record = :kept, personalDataRemovedAt = :now REMOVE purgeKind, purgeAt',
-        ConditionExpression: '#status <> :accepted AND purgeAt <= :now',
-        ExpressionAttributeNames: { '#record': 'record', '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':kept': { M: marshall(kept, { removeUndefinedValues: true }) },
-          ':now': { S: nowIso },
-          ':accepted': { S: 'accepted' },
-        },
+        UpdateExpression: `SET ${set.join(', ')} REMOVE purgeKind, purgeAt`,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
       }),
     ),
   );
+};
 
 /**
- * Removes the personal fields of settled records whose time has come (`purgeAt`, set when the record settled:
- * PERSONAL_DATA_RETENTION_DAYS after, twice that for a failed record), found through the sparse `purge` index (no
+ * Removes the personal data of settled records whose time has come: the fields of `record` not classed `kept`, and
+ * their values wherever a stored text holds them (`error`, `history`, the event outbox; see withoutPersonalValues).
+ * Due at `purgeAt`, set when the record settled (PERSONAL_DATA_RETENTION_DAYS after, twice that for a failed
+ * record), found through the sparse `purge` index (no
  * table scan). What look-ups, events and operations need stays until the record expires by TTL (`expiresAt`).
  * Bounded by `limit`; running it again, or twice at once, is harmless. The reconciler runs it every minute, on AWS
  * and in `npm start`.
@@ -97,7 +126,12 @@ export const purgePersonalData = async (options: PurgeOptions = {}): Promise<Pur
       const status = records.get(id);
       // Not there (deleted since the index was read), or no longer settled: the condition would refuse it anyway.
       if (!status || status.status === 'accepted') return false;
-      return purgeOne(id, withoutPersonalData(kind, status.record ?? {}), nowIso);
+      return purgeOne(
+        id,
+        withoutPersonalData(kind, status.record ?? {}),
+        withoutPersonalValues(status),
+        nowIso,
+      );
     });
     const purged = outcomes.filter(Boolean).length;
     result.purged[kind] += purged;

@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type AttributeValue, DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
-import { KEPT_CASE_FIELDS, KEPT_SALES_FIELDS } from '../../lib/retention/personalFields.ts';
+import { fieldClass } from '../../lib/privacy/fieldClassification.ts';
 import { localClientConfig } from '../local/aws.ts';
 import { openWebhookStore } from '../local/webhookStore.ts';
 import type { SoakRecord } from './workload.ts';
@@ -21,13 +21,11 @@ import type { SoakRecord } from './workload.ts';
 const SETTLED = new Set(['delivered', 'rejected', 'failed']);
 
 /**
- * Whether a field of a campaign record holds personal data: any field the retention's allow-list does not keep
- * (lib/retention/personalFields.ts), the one list of what is not personal.
+ * Whether a field of a campaign record holds personal data: any field the one classification
+ * (lib/privacy/fieldClassification.ts) does not class `kept`, unclassified ones included.
  */
 const isPersonal = (op: SoakRecord['op'], field: string): boolean =>
-  !(
-    op === 'sale' ? (KEPT_SALES_FIELDS as readonly string[]) : (KEPT_CASE_FIELDS as readonly string[])
-  ).includes(field);
+  fieldClass(op === 'sale' ? 'salesRegistration' : 'caseRecord', field) !== 'kept';
 
 /** Values shorter than this are not looked for (they would match by chance); the campaign's are all longer. */
 const PREFIX = 6;

@@ -52,6 +52,25 @@ describe('names', () => {
   });
 });
 
+describe('short codes (sex, title)', () => {
+  it('blanks out a code of under 3 characters as a whole word in its own or upper case, never inside a word', () => {
+    // Act
+    const sex = safeErrorText("Sex 'M' (M) refused; Model MX-5, 5 m, M-class", [
+      { kind: 'code', value: 'M' },
+    ]);
+    const title = safeErrorText('Title Ms / MS refused after 300 ms; Mss', [{ kind: 'code', value: 'Ms' }]);
+    // Assess: the 'm' of "5 m" and the 'ms' of "300 ms" are no sex or title (documented in the README).
+    expect(sex).toBe(`Sex '${R}' (${R}) refused; Model MX-5, 5 m, ${R}-class`);
+    expect(title).toBe(`Title ${R} / ${R} refused after 300 ms; Mss`);
+  });
+
+  it('treats a code of 3 characters or more as text: any case', () => {
+    expect(safeErrorText('title PROF and prof', [{ kind: 'code', value: 'Prof' }])).toBe(
+      `title ${R} and ${R}`,
+    );
+  });
+});
+
 describe('phone numbers', () => {
   it.each([
     '021 555 0199',

@@ -4,7 +4,7 @@
  * of each test's own (dynalite, created from serverless.yml, with its `purge` index).
  */
 import { randomBytes } from 'node:crypto';
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler as recordStatus } from '../../functions/recordStatus.ts';
 import { newStatusRecord } from '../../lib/intake/acceptRecords.ts';
@@ -385,6 +385,34 @@ describe('purgePersonalData: failed and redriven records', () => {
     expect(after).toMatchObject({ status: 'accepted' });
     expect(after?.personalDataRemovedAt).toBeUndefined();
     expect(await personalValuesIn(sale.id, SALE_PERSONAL)).toEqual(SALE_PERSONAL);
+  });
+
+  it('does not write back an outbox published between its read and its update: skipped, purged on the next run', async () => {
+    // Prepare: a rejected case whose event is still in its outbox; the publisher empties it just before the update.
+    const kase = await accept('caseRecord');
+    await settle(kase.id, 'rejected', T);
+    dynamo.reset();
+    dynamo.before('UpdateItem', async () => {
+      await raw.send(
+        new UpdateItemCommand({
+          TableName: aws.resources.tables.RecordsTable.name,
+          Key: { pk: { S: kase.id } },
+          UpdateExpression: 'REMOVE pendingEvents, eventsKind, eventsDueAt',
+        }),
+      );
+    });
+    // Act
+    const first = await purgePersonalData({ now: day(31), kinds: ['caseRecord'] });
+    const between = await getStatusRecord(kase.id);
+    const second = await purgePersonalData({ now: day(31), kinds: ['caseRecord'] });
+    const after = await getStatusRecord(kase.id);
+    // Assess: the published outbox did not come back (it would publish its event again, outside the events index).
+    expect(first).toMatchObject({ purged: { caseRecord: 0 }, skipped: 1 });
+    expect(between?.pendingEvents).toBeUndefined();
+    expect(between?.personalDataRemovedAt).toBeUndefined();
+    expect(second.purged.caseRecord).toBe(1);
+    expect(after?.pendingEvents).toBeUndefined();
+    expect(await personalValuesIn(kase.id, CASE_PERSONAL)).toEqual([]);
   });
 
   it('skips a record redriven between its query and its read, without writing', async () => {

@@ -1,10 +1,10 @@
-import { describeFetchError, personalValuesOf } from '../errorText.ts';
+import { personalValuesOf } from '../../privacy/fieldClassification.ts';
+import { describeFetchError } from '../errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
 import {
   DEFAULT_CASE_EXTERNAL_ID_FIELD,
   DEFAULT_CRM_API_VERSION,
   DEFAULT_CRM_TIMEOUT_MS,
-  PERSONAL_FIELDS,
 } from './constants.ts';
 import { CrmConfigError } from './errors.ts';
 import { mapCase } from './mapping.ts';
@@ -116,7 +116,7 @@ export function createCrmClient(config: CrmConfig): CrmClient {
 
       switch (answer.kind) {
         case 'answered':
-          return classifyCrmAnswer(answer.status, answer.text, personalValuesOf(caseRecord, PERSONAL_FIELDS));
+          return classifyCrmAnswer(answer.status, answer.text, personalValuesOf('caseRecord', caseRecord));
         case 'timedOut':
           // Salesforce may have processed it; the status record counts it as an attempt.
           return { kind: 'transient', error: answer.error, reachedDownstream: true };

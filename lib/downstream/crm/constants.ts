@@ -1,5 +1,4 @@
 import type { CaseRecord } from '../../types.ts';
-import type { PersonalValueKind } from '../errorText.ts';
 
 export const DEFAULT_CRM_API_VERSION = 'v66.0';
 export const DEFAULT_CASE_EXTERNAL_ID_FIELD = 'Web_Case_Id__c';
@@ -29,21 +28,6 @@ const CASE_FIELD_SET: Record<keyof CaseRecord, true> = {
 };
 
 export const CASE_FIELDS = Object.keys(CASE_FIELD_SET) as (keyof CaseRecord)[];
-
-/**
- * Fields of a case that identify a person, with the kind of each value (which decides the forms it is looked
- * for in: a name's parts alone, a phone number's digits however grouped). Salesforce messages echo offending
- * values (e.g. "invalid email address: …"), so these values are blanked out of every error text.
- */
-export const PERSONAL_FIELDS = {
-  firstName: 'name',
-  surname: 'name',
-  email: 'email',
-  mobile: 'phone',
-  homePhone: 'phone',
-  addressPostcode: 'text',
-  comments: 'text',
-} as const satisfies Partial<Record<keyof CaseRecord, PersonalValueKind>>;
 
 /** Salesforce API field names: a letter, then letters, digits and underscores (custom ones end in __c). */
 export const SALESFORCE_FIELD_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;

@@ -1,6 +1,7 @@
-import { describeFetchError, personalValuesOf } from '../errorText.ts';
+import { personalValuesOf } from '../../privacy/fieldClassification.ts';
+import { describeFetchError } from '../errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
-import { DEFAULT_ERP_TIMEOUT_MS, PERSONAL_FIELDS } from './constants.ts';
+import { DEFAULT_ERP_TIMEOUT_MS } from './constants.ts';
 import { cookieHeader, storeCookies } from './cookies.ts';
 import { fetchCsrfSession } from './csrf.ts';
 import { basicAuthorization, erpEndpoints } from './endpoints.ts';
@@ -106,7 +107,7 @@ export function createErpClient(config: ErpConfig): ErpClient {
           if (isOwnRepeat(answer.status, answer.text, registrationId)) {
             return { kind: 'delivered', reachedDownstream: true };
           }
-          return classifyErpAnswer(answer.status, answer.text, personalValuesOf(record, PERSONAL_FIELDS));
+          return classifyErpAnswer(answer.status, answer.text, personalValuesOf('salesRegistration', record));
         case 'timedOut':
           // The ERP may have processed it; the status record counts it as an attempt.
           return { kind: 'transient', error: answer.error, reachedDownstream: true };
