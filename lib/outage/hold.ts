@@ -1,6 +1,6 @@
 import { MAX_WRITE_ROUNDS } from './constants.ts';
 import { claimProbeWrite, readHold, readHolds, writeHold } from './holdStore.ts';
-import { type HoldEvent, holdAfter } from './rules.ts';
+import { type HoldEvent, holdAfterAll } from './rules.ts';
 import { type OutageSettings, outageSettings } from './settings.ts';
 import type {
   DeliveryPermit,
@@ -19,6 +19,15 @@ export interface DownstreamHolds {
   claimProbe(downstream: Downstream, now: Date): Promise<boolean>;
   /** Counts one delivery call's outcome; returns the hold's opening or closing when it caused one. */
   noteOutcome(downstream: Downstream, outcome: NotedOutcome, now: Date): Promise<HoldTransition | undefined>;
+  /**
+   * Counts the outcomes of one batched call (its parts in order, or one outcome for a failure of the whole call)
+   * in one write; returns the openings and closings they caused, in order.
+   */
+  noteOutcomes(
+    downstream: Downstream,
+    outcomes: readonly NotedOutcome[],
+    now: Date,
+  ): Promise<HoldTransition[]>;
   /** Counts a Salesforce answer's API usage alone (CRM). */
   noteApiUsage(used: number, allowed: number, now: Date): Promise<HoldTransition | undefined>;
   /** The hold as this instance knows it (`fresh`: read it now). */
@@ -70,20 +79,20 @@ export const createDownstreamHolds = (settings: OutageSettings = outageSettings(
 
   const apply = async (
     downstream: Downstream,
-    event: HoldEvent,
+    events: readonly HoldEvent[],
     now: Date,
-  ): Promise<HoldTransition | undefined> => {
+  ): Promise<HoldTransition[]> => {
     const seen = await known(downstream, now);
     // Nothing to write by what this instance knows: no further read, no write (see the cache above).
-    if (holdAfter(seen.hold, event, now, settings).next === seen.hold) return undefined;
+    if (holdAfterAll(seen.hold, events, now, settings).next === seen.hold) return [];
     let current = seen.read ? seen.hold : await fresh(downstream, now);
     for (let round = 0; round < MAX_WRITE_ROUNDS; round++) {
       if (round > 0) current = await fresh(downstream, now);
-      const { next, transition } = holdAfter(current, event, now, settings);
-      if (next === current) return undefined;
+      const { next, transitions } = holdAfterAll(current, events, now, settings);
+      if (next === current) return [];
       if (await writeHold(current, next)) {
         remember(next, now);
-        return transition;
+        return transitions;
       }
     }
     throw new Error(`hold of ${downstream}: ${MAX_WRITE_ROUNDS} concurrent writes in a row, gave up`);
@@ -115,8 +124,10 @@ export const createDownstreamHolds = (settings: OutageSettings = outageSettings(
       return current.held ? waitFor(current) : { deliver: true, probe: false };
     },
     claimProbe,
-    noteOutcome: (downstream, outcome, now) => apply(downstream, outcome, now),
-    noteApiUsage: (used, allowed, now) => apply('crm', { kind: 'usage', apiUsage: { used, allowed } }, now),
+    noteOutcome: async (downstream, outcome, now) => (await apply(downstream, [outcome], now))[0],
+    noteOutcomes: (downstream, outcomes, now) => apply(downstream, outcomes, now),
+    noteApiUsage: async (used, allowed, now) =>
+      (await apply('crm', [{ kind: 'usage', apiUsage: { used, allowed } }], now))[0],
     async holdState(downstream, options = {}) {
       const now = options.now ?? new Date();
       return stateOf(options.fresh ? await fresh(downstream, now) : (await known(downstream, now)).hold);

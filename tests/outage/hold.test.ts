@@ -303,3 +303,21 @@ describe('what the hold costs a delivery', () => {
     expect(dynamo.requests[1].body).toHaveProperty('ConditionExpression');
   });
 });
+
+describe('a batched call', () => {
+  it('counts its parts in order in one write: failures of several records open the hold, a part delivered after them closes it', async () => {
+    // Prepare
+    const holds = worker();
+    const parts: NotedOutcome[] = [
+      ...failures('a', 'b', 'c', 'd', 'e'),
+      { recordId: 'f', kind: 'delivered' },
+    ];
+    // Act
+    const transitions = await holds.noteOutcomes('erp', parts, at(0));
+    const refusedOnly = await holds.noteOutcomes('erp', [{ recordId: 'g', kind: 'permanent' }], at(1));
+    // Assess
+    expect(transitions.map((t) => t.change)).toEqual(['opened', 'closed']);
+    expect(refusedOnly).toEqual([]);
+    expect(dynamo.calls.filter((call) => call === 'UpdateItem')).toHaveLength(1);
+  });
+});
