@@ -101,3 +101,25 @@ export const holdAfter = (
   if (streak.failures >= settings.afterFailures && streak.severalRecords) return open('outage');
   return { next: changed(streak) };
 };
+
+/**
+ * {@link holdAfter} for several events in the order given (the parts of one batched call): one write for all.
+ *
+ * @example
+ * const { next, transitions } = holdAfterAll(current, parts, new Date(), settings);
+ */
+export const holdAfterAll = (
+  current: HoldRecord,
+  events: readonly HoldEvent[],
+  now: Date,
+  settings: Pick<OutageSettings, 'afterFailures' | 'probeSeconds' | 'apiUsageShare'>,
+): { next: HoldRecord; transitions: HoldTransition[] } => {
+  let next = current;
+  const transitions: HoldTransition[] = [];
+  for (const event of events) {
+    const step = holdAfter(next, event, now, settings);
+    next = step.next;
+    if (step.transition) transitions.push(step.transition);
+  }
+  return { next, transitions };
+};
