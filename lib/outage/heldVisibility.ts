@@ -7,7 +7,7 @@ export const MAX_HELD_VISIBILITY_SECONDS = 12 * 60 * 60 - 60;
 /**
  * How long a message of a held downstream stays hidden when the worker hands it back: at least until the next
  * probe may start, and half as long again as the hold has lasted, so a message is received about log1.5(hold /
- * probe period) times instead of once per period (14 days with a 30 s period: about 40 receives, far below a
+ * probe period) times instead of once per period (14 days with a 30 s period: 46 receives, far below a
  * maxReceiveCount of 100, where a fixed 30 s would be 40,000). The backlog does not wait for these copies when the
  * hold ends: the reconciler queues the held records again, and a copy that comes back later finds its record
  * settled and is dropped.
