@@ -76,6 +76,24 @@ module.exports = async ({ resolveVariable }) => {
         ComparisonOperator: 'GreaterThanThreshold',
       },
     );
+    // Raised once when the hold opens and cleared when it closes (lib/outage): the worker reports each change, the
+    // reconciler the state every minute; with no data the alarm keeps its state rather than clearing by itself.
+    resources[`${prefix}HeldAlarm`] = alarm(
+      `Deliveries of ${d.label} are held: the downstream is down for every record (or its API allowance is nearly spent); records wait, none fails. See the README, "When an alarm fires"`,
+      {
+        Namespace: namespace,
+        MetricName: 'downstreamHeld',
+        Dimensions: [
+          { Name: 'service', Value: service },
+          { Name: 'downstream', Value: d.name },
+        ],
+        Statistic: 'Maximum',
+        Period: 60,
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'ignore',
+      },
+    );
     resources[`${prefix}WorkerErrorsAlarm`] = alarm(
       `The ${d.name} delivery worker fails whole batches (${d.label})`,
       {
@@ -142,13 +160,13 @@ module.exports = async ({ resolveVariable }) => {
       d.name,
       { label: `${metric} ${d.name}` },
     ]);
-  const widget = (title, metrics, x, y) => ({
+  const widget = (title, metrics, x, y, stat = 'Sum') => ({
     type: 'metric',
     x,
     y,
     width: 12,
     height: 6,
-    properties: { title, metrics, stat: 'Sum', period: 300, region: '${AWS::Region}', view: 'timeSeries' },
+    properties: { title, metrics, stat, period: 300, region: '${AWS::Region}', view: 'timeSeries' },
   });
   const body = {
     widgets: [
@@ -156,6 +174,13 @@ module.exports = async ({ resolveVariable }) => {
       widget('Delivered', outcome('delivered'), 12, 0),
       widget('Rejected', outcome('rejected'), 0, 6),
       widget('Failed (dead-lettered)', outcome('failed'), 12, 6),
+      widget(
+        'Held (1: waiting out an outage or the API allowance)',
+        outcome('downstreamHeld'),
+        0,
+        12,
+        'Maximum',
+      ),
     ],
   };
   resources.Dashboard = {

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
+import { countedApiCall, createApiUsage, type SandboxApiUsage, serveApiUsageControl } from './apiUsage.ts';
+import { createSandboxOutage, refuseWhileDown, type SandboxOutage, serveOutageControl } from './outage.ts';
 import { caseProblems, type SalesforceError } from './salesforceCaseRules.ts';
 import {
   type Exchange,
@@ -74,6 +76,10 @@ export interface SalesforceSandbox {
   inject(...faults: SalesforceFault[]): void;
   /** Invalidates every access token issued so far, as a session timeout or a revocation does. */
   expireTokens(): void;
+  /** The outage switch (also `POST /_sandbox/outage`): while down every `/services/` request gets 503 and is counted. */
+  outage: SandboxOutage;
+  /** The org's API usage (also `POST /_sandbox/api-usage`), reported in `Sforce-Limit-Info` on every API answer. */
+  apiUsage: SandboxApiUsage;
   stop(): Promise<void>;
 }
 
@@ -126,6 +132,8 @@ export async function startSalesforceSandbox(
 
   const cases: StoredCase[] = [];
   const faults: SalesforceFault[] = [];
+  const outage = createSandboxOutage();
+  const apiUsage = createApiUsage();
   const tokens = new Set<string>();
   let instanceUrl = '';
 
@@ -250,12 +258,18 @@ export async function startSalesforceSandbox(
     exchange.reply(status, { id: stored.id, success: true, errors: [], created: !existing });
   };
 
-  const handle = async (exchange: Exchange): Promise<void> => {
-    const path = exchange.url.pathname;
-    if (exchange.method === 'GET' && path === '/_sandbox/cases') {
-      exchange.reply(200, cases);
+  const handle = async (received: Exchange): Promise<void> => {
+    const path = received.url.pathname;
+    if (received.method === 'GET' && path === '/_sandbox/cases') {
+      received.reply(200, cases);
       return;
     }
+    if (serveOutageControl(received, outage) || serveApiUsageControl(received, apiUsage)) return;
+    // Down for maintenance: 503 to everything, the token endpoint included, before any other check.
+    const down = { delivery: received.method === 'PATCH', body: defaultErrors(503) };
+    if (refuseWhileDown(received, outage, down)) return;
+    // Every REST API call counts against the org's allowance, and its answer says how much is used.
+    const exchange = path.startsWith('/services/data/') ? countedApiCall(received, apiUsage) : received;
     if (exchange.method === 'POST' && path === '/services/oauth2/token') return issueToken(exchange);
     if (!path.startsWith('/services/data/')) {
       exchange.reply(404, defaultErrors(404));
@@ -315,6 +329,8 @@ export async function startSalesforceSandbox(
       faults.push(...more);
     },
     expireTokens: () => tokens.clear(),
+    outage,
+    apiUsage,
     stop: () => server.stop(),
   };
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
+import { createSandboxOutage, refuseWhileDown, type SandboxOutage, serveOutageControl } from './outage.ts';
 import { registrationProblem, sameContent } from './sapRegistrationRules.ts';
 import {
   type Exchange,
@@ -74,6 +75,8 @@ export interface SapSandbox {
   inject(...faults: SapFault[]): void;
   /** Invalidates every CSRF token issued so far, as a session timeout or an ERP restart does. */
   expireCsrfTokens(): void;
+  /** The outage switch (also `POST /_sandbox/outage`): while down every service request gets 503 and is counted. */
+  outage: SandboxOutage;
   stop(): Promise<void>;
 }
 
@@ -118,6 +121,7 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
 
   const registrations: StoredRegistration[] = [];
   const faults: SapFault[] = [];
+  const outage = createSandboxOutage();
   /** CSRF token → the session id it was issued with. */
   const tokens = new Map<string, string>();
   let baseUrl = '';
@@ -236,6 +240,13 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
       exchange.reply(200, registrations);
       return;
     }
+    if (serveOutageControl(exchange, outage)) return;
+    // A maintenance window: the system answers nothing but 503, before authentication or routing.
+    const down = {
+      delivery: exchange.method === 'POST',
+      body: odataError('/IWFND/CM_BEC/026', 'Service unavailable'),
+    };
+    if (refuseWhileDown(exchange, outage, down)) return;
     if (path !== serviceRoot && !path.startsWith(`${serviceRoot}/`)) {
       exchange.reply(404, odataError('/IWFND/MED/170', `No service found for ${path}`));
       return;
@@ -289,6 +300,7 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
       faults.push(...more);
     },
     expireCsrfTokens: () => tokens.clear(),
+    outage,
     stop: () => server.stop(),
   };
 }

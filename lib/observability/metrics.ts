@@ -22,6 +22,20 @@ export const countRecords = (name: MetricName, downstream: 'erp' | 'crm', count:
 };
 
 /**
+ * Publishes whether a downstream is held (`downstreamHeld`: 1 held, 0 not), at once in its own line: by the worker
+ * when it opens or closes a hold (lib/outage), and by the reconciler every minute as it stands, so the alarm on it
+ * follows the hold even when an opening and a closing fall in one minute.
+ *
+ * @example
+ * reportDownstreamHeld('erp', true);
+ */
+export const reportDownstreamHeld = (downstream: 'erp' | 'crm', held: boolean): void => {
+  const single = metrics.singleMetric();
+  single.addDimension('downstream', downstream);
+  single.addMetric('downstreamHeld', MetricUnit.Count, held ? 1 : 0);
+};
+
+/**
  * The outcomes of one worker invocation, published together in one metrics line at its end (one `Metrics`
  * flush per invocation instead of a single-metric line per record).
  *

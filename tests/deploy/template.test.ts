@@ -136,7 +136,7 @@ describe('packaged CloudFormation template', () => {
     }
   });
 
-  it('alarms on new dead letters, worker errors, the oldest message and stuck records, to an SNS topic', () => {
+  it('alarms on new dead letters, worker errors, the oldest message, stuck records and held downstreams, to an SNS topic', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     const on = (metric: string) => alarms.filter((a) => a.MetricName === metric);
     // Every minute with a new dead letter fires (not the queue's depth, which stays in ALARM while old ones wait).
@@ -174,14 +174,39 @@ describe('packaged CloudFormation template', () => {
         .sort(),
     );
     expect(on('ApproximateAgeOfOldestMessage')).toHaveLength(2);
+    // A held downstream (lib/outage): raised when the hold opens, cleared when it closes; no data keeps the state.
+    expect(
+      on('downstreamHeld').map((a) => [
+        ref(a.Dimensions),
+        a.Statistic,
+        a.Period,
+        a.Threshold,
+        a.ComparisonOperator,
+        a.TreatMissingData,
+        a.OKActions,
+      ]),
+    ).toEqual(
+      ['erp', 'crm'].map((d) => [
+        ref([
+          { Name: 'service', Value: 'dealer-gateway' },
+          { Name: 'downstream', Value: d },
+        ]),
+        'Maximum',
+        60,
+        0,
+        'GreaterThanThreshold',
+        'ignore',
+        [{ Ref: 'AlarmTopic' }],
+      ]),
+    );
     for (const a of alarms) expect(a.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
     expect(ofType('AWS::SNS::Subscription').map(([, s]) => s.Condition)).toEqual(['HasAlarmEmail']);
   });
 
-  it('has a dashboard of accepted, delivered, rejected and failed per downstream', () => {
+  it('has a dashboard of accepted, delivered, rejected, failed and held per downstream', () => {
     const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
     const body = (dashboard.Properties.DashboardBody as { 'Fn::Sub': string })['Fn::Sub'];
-    for (const metric of ['accepted', 'delivered', 'rejected', 'failed']) {
+    for (const metric of ['accepted', 'delivered', 'rejected', 'failed', 'downstreamHeld']) {
       for (const downstream of ['erp', 'crm'])
         expect(body).toContain(`"${metric}","service","dealer-gateway","downstream","${downstream}"`);
     }

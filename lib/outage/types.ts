@@ -1,0 +1,79 @@
+/** Types of the downstream hold (CONTRACT section 3, "Outages: waited out, not failed"). */
+
+/** A downstream system the worker delivers to. */
+export type Downstream = 'erp' | 'crm';
+
+/** Why a downstream is held: it failed for every record tried, or the org's API allowance is nearly spent. */
+export type HoldReason = 'outage' | 'api-usage';
+
+/** A Salesforce answer's `Sforce-Limit-Info: api-usage=<used>/<allowed>`. */
+export interface ApiUsage {
+  used: number;
+  allowed: number;
+}
+
+/**
+ * The hold of one downstream as stored: one item per downstream in the records table (pk `hold#<downstream>`),
+ * shared by every worker instance. It holds ids and times only, no personal data, and never expires.
+ */
+export interface HoldRecord {
+  downstream: Downstream;
+  held: boolean;
+  /** While held: why. */
+  reason?: HoldReason;
+  /** While held: since when (ISO). After it closed: when the last hold began. */
+  heldSince?: string;
+  /** When the last hold closed (ISO); absent while held. */
+  closedAt?: string;
+  /** While held: the next probe may start at or after this time (ISO). Only a conditional write moves it. */
+  probeAt?: string;
+  /** Transient failures in a row, with no answer between them (0 while held). */
+  failures: number;
+  /** The record id of the streak's first failure. */
+  firstFailedRecord?: string;
+  /** Whether the streak includes a record other than its first one (the two-records rule). */
+  severalRecords: boolean;
+  /** Bumped by every write but a probe's claim: the condition of the next write (compare and set). */
+  version: number;
+  updatedAt?: string;
+}
+
+/** The outcome of one delivery call, as the hold counts it. */
+export interface NotedOutcome {
+  recordId: string;
+  /** `delivered` and `permanent` mean the downstream answered; `transient` that it did not (or not usefully). */
+  kind: 'delivered' | 'permanent' | 'transient';
+  /** The call was a probe granted while the downstream was held. */
+  probe?: boolean;
+  /** The answer's API usage (Salesforce), when it carried one. */
+  apiUsage?: ApiUsage;
+}
+
+/** A change of a hold, for the caller's metric (`downstreamHeld`) and log line. */
+export type HoldTransition =
+  | { downstream: Downstream; change: 'opened'; reason: HoldReason; heldSince: string }
+  | {
+      downstream: Downstream;
+      change: 'closed';
+      reason: HoldReason;
+      heldSince: string;
+      closedAt: string;
+      /** How long it was held, in whole seconds. */
+      heldSeconds: number;
+    };
+
+/** What a worker, a status look-up or operations see of a hold. */
+export interface HoldState {
+  held: boolean;
+  heldSince?: string;
+  reason?: HoldReason;
+  /** While held: the next probe may start at or after this time (ISO). */
+  nextProbeAt?: string;
+}
+
+/** Whether a worker may call the downstream now. */
+export type DeliveryPermit =
+  /** Yes; `probe` when the downstream is held and this call is the one probe of the period. */
+  | { deliver: true; probe: boolean }
+  /** No: held; the next probe may start at `until` (ISO), the record waits without spending an attempt. */
+  | { deliver: false; until: string; heldSince: string; reason: HoldReason };

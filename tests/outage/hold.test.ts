@@ -1,0 +1,323 @@
+/**
+ * The downstream hold (lib/outage) against the real dynalite, the clock given: its rules (threshold, two records,
+ * a success or a refusal ends a streak, probe spacing, closing, the Salesforce allowance), two worker instances
+ * sharing one hold through conditional writes, and what it costs a delivery that changes nothing.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDownstreamHolds, type DownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
+import { readHold } from '../../lib/outage/holdStore.ts';
+import type { OutageSettings } from '../../lib/outage/settings.ts';
+import type { Downstream, NotedOutcome } from '../../lib/outage/types.ts';
+import { freshAws } from '../support/freshAws.ts';
+import { startHookedProxy } from '../support/hookedProxy.ts';
+
+/** The service's DynamoDB calls pass this proxy, which counts them and can run a racing write in between. */
+let dynamo: Awaited<ReturnType<typeof startHookedProxy>>;
+
+beforeAll(async () => {
+  const aws = await freshAws();
+  dynamo = await startHookedProxy(aws.dynamoEndpoint);
+});
+
+afterAll(() => dynamo.stop());
+
+beforeEach(async () => {
+  await freshAws();
+  process.env.AWS_ENDPOINT_URL_DYNAMODB = dynamo.endpoint;
+  dynamo.reset();
+});
+
+const SETTINGS: OutageSettings = { afterFailures: 5, probeSeconds: 30, apiUsageShare: 0.8, cacheSeconds: 5 };
+const T0 = new Date('2026-11-27T03:00:00.000Z');
+const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
+const iso = (seconds: number) => at(seconds).toISOString();
+
+/** A worker instance (a Lambda container): its own cache, the shared table. */
+const worker = (settings: Partial<OutageSettings> = {}) =>
+  createDownstreamHolds({ ...SETTINGS, ...settings });
+
+/** Notes outcomes one after the other, a second apart from `from`, and returns the transitions they caused. */
+const noteInTurn = async (
+  holds: DownstreamHolds,
+  outcomes: NotedOutcome[],
+  from = 0,
+  downstream: Downstream = 'erp',
+) => {
+  const transitions = [];
+  for (const [index, outcome] of outcomes.entries()) {
+    const transition = await holds.noteOutcome(downstream, outcome, at(from + index));
+    if (transition) transitions.push(transition);
+  }
+  return transitions;
+};
+const failures = (...ids: string[]): NotedOutcome[] =>
+  ids.map((recordId) => ({ recordId, kind: 'transient' }));
+
+describe('when a downstream is held', () => {
+  it('opens after OUTAGE_AFTER_FAILURES transient failures in a row of two records, not one sooner', async () => {
+    // Prepare
+    const holds = worker();
+    // Act
+    const afterFour = await noteInTurn(holds, failures('a', 'b', 'a', 'b'));
+    const stateAfterFour = await holds.holdState('erp', { fresh: true, now: at(4) });
+    const fifth = await holds.noteOutcome('erp', { recordId: 'c', kind: 'transient' }, at(4));
+    // Assess
+    expect(afterFour).toEqual([]);
+    expect(stateAfterFour).toEqual({ held: false });
+    expect(fifth).toEqual({ downstream: 'erp', change: 'opened', reason: 'outage', heldSince: iso(4) });
+    expect(await worker().holdState('erp', { now: at(4) })).toEqual({
+      held: true,
+      heldSince: iso(4),
+      reason: 'outage',
+      nextProbeAt: iso(34),
+    });
+    // The CRM's hold is its own.
+    expect((await holdStates()).crm).toEqual({ held: false });
+  });
+
+  it('does not open for one record failing alone, however often; a second record completes the rule', async () => {
+    // Prepare
+    const holds = worker();
+    // Act: one bad record, ten transient failures in a row.
+    const alone = await noteInTurn(holds, failures(...Array(10).fill('bad')));
+    const held = (await holds.holdState('erp', { fresh: true, now: at(10) })).held;
+    const another = await holds.noteOutcome('erp', { recordId: 'other', kind: 'transient' }, at(10));
+    // Assess
+    expect(alone).toEqual([]);
+    expect(held).toBe(false);
+    expect(another).toMatchObject({ change: 'opened' });
+  });
+
+  it('a delivery between failures ends the streak, also when another worker instance counted them', async () => {
+    // Prepare: four failures counted by one instance.
+    const counting = worker();
+    const delivering = worker();
+    await noteInTurn(counting, failures('a', 'b', 'a', 'b'));
+    // Act: another instance delivers a record, then failures resume.
+    await delivering.noteOutcome('erp', { recordId: 'c', kind: 'delivered' }, at(4));
+    const resumed = await noteInTurn(counting, failures('a', 'b', 'a', 'b'), 5);
+    const fifth = await counting.noteOutcome('erp', { recordId: 'a', kind: 'transient' }, at(9));
+    // Assess: eight failures, but not in a row; the fifth in a row opens it.
+    expect(resumed).toEqual([]);
+    expect(fifth).toMatchObject({ change: 'opened' });
+  });
+
+  it('never opens on permanent refusals, and a refusal ends a streak: the downstream answered', async () => {
+    // Prepare
+    const holds = worker();
+    const refusals: NotedOutcome[] = Array.from({ length: 20 }, (_, i) => ({
+      recordId: `r${i}`,
+      kind: 'permanent',
+    }));
+    // Act
+    const fromRefusals = await noteInTurn(holds, refusals);
+    const mixed = await noteInTurn(
+      holds,
+      [
+        ...failures('a', 'b', 'a', 'b'),
+        { recordId: 'c', kind: 'permanent' },
+        ...failures('a', 'b', 'a', 'b'),
+      ],
+      20,
+    );
+    // Assess
+    expect(fromRefusals).toEqual([]);
+    expect(mixed).toEqual([]);
+    expect((await holds.holdState('erp', { fresh: true, now: at(40) })).held).toBe(false);
+  });
+
+  it('opens once when two worker instances count the last failures at the same moment', async () => {
+    // Prepare: four failures; then the racing instance's failure lands between the other's read and write.
+    const first = worker();
+    const second = worker();
+    await noteInTurn(first, failures('a', 'b', 'a', 'b'));
+    dynamo.before('UpdateItem', async () => {
+      racing = await second.noteOutcome('erp', { recordId: 'd', kind: 'transient' }, at(4));
+    });
+    let racing: Awaited<ReturnType<DownstreamHolds['noteOutcome']>>;
+    // Act
+    const own = await first.noteOutcome('erp', { recordId: 'c', kind: 'transient' }, at(4));
+    // Assess: the race happened; exactly one of the two opened it, and the other's failure was not lost.
+    expect(dynamo.pending()).toEqual([]);
+    expect([own, racing].filter((t) => t?.change === 'opened')).toHaveLength(1);
+    expect(await readHold('erp')).toMatchObject({ held: true, heldSince: iso(4), failures: 0 });
+  });
+});
+
+describe('while a downstream is held', () => {
+  /** Opens the ERP hold at T0 (five failures ending at 0 s), through a third instance. */
+  const openAtT0 = async () => {
+    const opener = worker();
+    const transitions = await noteInTurn(opener, failures('a', 'b', 'a', 'b', 'c'), -4);
+    expect(transitions).toMatchObject([{ change: 'opened', heldSince: iso(0) }]);
+  };
+  /** Every caller asks at once; returns how many got the probe and what the others were told. */
+  const askAtOnce = async (callers: DownstreamHolds[], seconds: number) => {
+    const permits = await Promise.all(callers.map((holds) => holds.mayDeliver('erp', at(seconds))));
+    return {
+      probes: permits.filter((p) => p.deliver && p.probe).length,
+      plain: permits.filter((p) => p.deliver && !p.probe).length,
+      waits: [...new Set(permits.flatMap((p) => (p.deliver ? [] : [p.until])))],
+    };
+  };
+
+  it('grants exactly one probe per OUTAGE_PROBE_SECONDS among two concurrent workers; the others wait until the next', async () => {
+    // Prepare: two instances, four concurrent callers each.
+    await openAtT0();
+    const a = worker();
+    const b = worker();
+    const callers = [a, a, a, a, b, b, b, b];
+    // Act
+    const early = await askAtOnce(callers, 10);
+    const due = await askAtOnce(callers, 30);
+    const between = await askAtOnce(callers, 45);
+    const dueAgain = await askAtOnce(callers, 61);
+    // Assess
+    expect(early).toEqual({ probes: 0, plain: 0, waits: [iso(30)] });
+    expect(due).toEqual({ probes: 1, plain: 0, waits: [iso(60)] });
+    expect(between).toEqual({ probes: 0, plain: 0, waits: [iso(60)] });
+    expect(dueAgain).toEqual({ probes: 1, plain: 0, waits: [iso(91)] });
+  });
+
+  it('keeps the hold after a failed probe; the first successful probe closes it and every worker delivers again', async () => {
+    // Prepare
+    await openAtT0();
+    const a = worker();
+    const b = worker();
+    // Act: a failed probe at 30 s, a successful one at 60 s.
+    const firstProbe = await a.mayDeliver('erp', at(30));
+    const afterFailed = await a.noteOutcome(
+      'erp',
+      { recordId: 'p1', kind: 'transient', probe: true },
+      at(31),
+    );
+    const stillHeld = await b.mayDeliver('erp', at(40));
+    const secondProbe = await b.mayDeliver('erp', at(60));
+    const closed = await b.noteOutcome('erp', { recordId: 'p2', kind: 'delivered', probe: true }, at(61));
+    // Assess
+    expect(firstProbe).toEqual({ deliver: true, probe: true });
+    expect(afterFailed).toBeUndefined();
+    expect(stillHeld).toEqual({ deliver: false, until: iso(60), heldSince: iso(0), reason: 'outage' });
+    expect(secondProbe).toEqual({ deliver: true, probe: true });
+    expect(closed).toEqual({
+      downstream: 'erp',
+      change: 'closed',
+      reason: 'outage',
+      heldSince: iso(0),
+      closedAt: iso(61),
+      heldSeconds: 61,
+    });
+    // Once its cache has aged, the other instance delivers too, without a probe.
+    expect(await a.mayDeliver('erp', at(61 + SETTINGS.cacheSeconds))).toEqual({
+      deliver: true,
+      probe: false,
+    });
+    expect(await readHold('erp')).toMatchObject({ held: false, heldSince: iso(0), closedAt: iso(61) });
+  });
+
+  it('does not count failures of calls still under way when it opened, nor open twice', async () => {
+    // Prepare
+    await openAtT0();
+    const holds = worker();
+    // Act
+    const late = await noteInTurn(holds, failures('x', 'y', 'x', 'y', 'x', 'y'), 1);
+    // Assess
+    expect(late).toEqual([]);
+    expect(await readHold('erp')).toMatchObject({ held: true, heldSince: iso(0), failures: 0 });
+  });
+});
+
+describe('the Salesforce API allowance', () => {
+  const usage = (used: number, kind: NotedOutcome['kind'] = 'delivered', probe = false): NotedOutcome => ({
+    recordId: `case-${used}`,
+    kind,
+    probe,
+    apiUsage: { used, allowed: 100 },
+  });
+
+  it('holds the CRM at CRM_API_USAGE_SHARE of the allowance, not below; a probe showing usage below closes it', async () => {
+    // Prepare
+    const holds = worker();
+    // Act
+    const below = await holds.noteOutcome('crm', usage(79), at(0));
+    const atShare = await holds.noteOutcome('crm', usage(80), at(1));
+    const probeHigh = await holds.noteOutcome('crm', usage(85, 'delivered', true), at(31));
+    const probeWithoutUsage = await holds.noteOutcome(
+      'crm',
+      { recordId: 'no-header', kind: 'delivered', probe: true },
+      at(61),
+    );
+    const probeLow = await holds.noteOutcome('crm', usage(12, 'delivered', true), at(91));
+    // Assess
+    expect(below).toBeUndefined();
+    expect(atShare).toEqual({ downstream: 'crm', change: 'opened', reason: 'api-usage', heldSince: iso(1) });
+    expect(probeHigh).toBeUndefined();
+    expect(probeWithoutUsage).toBeUndefined();
+    expect(probeLow).toMatchObject({ change: 'closed', reason: 'api-usage', heldSeconds: 90 });
+    expect((await holdStates()).erp).toEqual({ held: false });
+  });
+
+  it('noteApiUsage alone opens and closes it; an outage hold whose probe shows usage high stays held for the allowance', async () => {
+    // Prepare
+    const holds = worker();
+    // Act
+    const opened = await holds.noteApiUsage(95, 100, at(0));
+    const closed = await holds.noteApiUsage(10, 100, at(30));
+    await noteInTurn(holds, failures('a', 'b', 'a', 'b', 'c'), 40, 'crm');
+    const outageProbe = await holds.noteOutcome('crm', usage(90, 'delivered', true), at(80));
+    const state = await holds.holdState('crm', { fresh: true, now: at(80) });
+    // Assess
+    expect(opened).toMatchObject({ change: 'opened', reason: 'api-usage' });
+    expect(closed).toMatchObject({ change: 'closed' });
+    expect(outageProbe).toBeUndefined();
+    expect(state).toMatchObject({ held: true, reason: 'api-usage', heldSince: iso(44) });
+  });
+});
+
+describe('what the hold costs a delivery', () => {
+  it('a success with no streak reads the hold once per cache period and never writes it', async () => {
+    // Prepare
+    const holds = worker();
+    const delivered = Array.from({ length: 10 }, (_, i) => ({
+      recordId: `d${i}`,
+      kind: 'delivered' as const,
+    }));
+    // Act: ten deliveries within four seconds, then one after the cache period.
+    for (const [i, outcome] of delivered.entries()) {
+      await holds.mayDeliver('erp', at(i * 0.4));
+      await holds.noteOutcome('erp', outcome, at(i * 0.4));
+    }
+    await holds.mayDeliver('erp', at(SETTINGS.cacheSeconds));
+    // Assess
+    expect(dynamo.calls).toEqual(['GetItem', 'GetItem']);
+  });
+
+  it('a transient failure is one consistent read and one conditional write', async () => {
+    // Prepare
+    const holds = worker();
+    // Act
+    await holds.noteOutcome('erp', { recordId: 'a', kind: 'transient' }, at(0));
+    // Assess
+    expect(dynamo.calls).toEqual(['GetItem', 'UpdateItem']);
+    expect(dynamo.requests[0].body).toMatchObject({ ConsistentRead: true });
+    expect(dynamo.requests[1].body).toHaveProperty('ConditionExpression');
+  });
+});
+
+describe('a batched call', () => {
+  it('counts its parts in order in one write: failures of several records open the hold, a part delivered after them closes it', async () => {
+    // Prepare
+    const holds = worker();
+    const parts: NotedOutcome[] = [
+      ...failures('a', 'b', 'c', 'd', 'e'),
+      { recordId: 'f', kind: 'delivered' },
+    ];
+    // Act
+    const transitions = await holds.noteOutcomes('erp', parts, at(0));
+    const refusedOnly = await holds.noteOutcomes('erp', [{ recordId: 'g', kind: 'permanent' }], at(1));
+    // Assess
+    expect(transitions.map((t) => t.change)).toEqual(['opened', 'closed']);
+    expect(refusedOnly).toEqual([]);
+    expect(dynamo.calls.filter((call) => call === 'UpdateItem')).toHaveLength(1);
+  });
+});
