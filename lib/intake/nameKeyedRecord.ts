@@ -32,6 +32,12 @@ export const nameKeyedRecord = async (alias: ContentAlias, options: CallOptions)
   const stored = await readContentSlot(firstId, options);
   if (names(stored, alias.aliasOf)) return;
   let generation = stored?.latestGeneration ?? 0;
+  // A retry of the key (its first attempt failed after naming the record) finds its name at the newest place.
+  if (
+    generation > 0 &&
+    names(await readContentSlot(generationId(firstId, generation), options), alias.aliasOf)
+  )
+    return;
   for (let tries = 0; tries < MAX_GENERATIONS_PER_REQUEST; tries++) {
     generation++;
     const place = generationId(firstId, generation);
