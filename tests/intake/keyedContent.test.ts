@@ -161,7 +161,7 @@ describe('a keyed request that named its record and failed before writing it', (
   });
 });
 
-/** The DynamoDB operations of one request run alone on fresh content, in order. */
+/** The DynamoDB operations of one request run alone, in order. */
 const soloCalls = async (run: () => Promise<unknown>) => {
   dynamo.reset();
   await run();
@@ -174,118 +174,142 @@ const skipOf = (calls: string[], index: number) =>
 interface RaceOutcome {
   keyedId: string;
   unkeyedId: string;
-  /** Whether anything of the keyed request (its record or an alias naming it) was stored when the unkeyed one started. */
-  keyedKnown: boolean;
+  /**
+   * One record is due: the keyed request had stored something (its record or an alias naming it) before the
+   * unkeyed one wrote a record of its own.
+   */
+  oneRecordDue: boolean;
 }
 
-/**
- * What every interleaving must give: both answered with stored records, each record queued exactly once; one record
- * when the keyed request had stored anything before the unkeyed one started; two only when the unkeyed request
- * wrote the content's first record before, and then the keyed record is the newest: a third request without a
- * key gets it.
- */
-const expectOneRecordOrKeyedNewest = async (record: CaseRecord, key: string, outcome: RaceOutcome) => {
-  const queued = await queuedIds();
-  const ids = [...new Set([outcome.keyedId, outcome.unkeyedId])];
-  expect(outcome.keyedId).toBe(keyedIdOf(record, key));
-  for (const id of ids) expect(await getStatusRecord(id)).toMatchObject({ id, record });
-  expect([...queued].sort()).toEqual([...ids].sort());
-  if (outcome.keyedKnown) expect(outcome.unkeyedId).toBe(outcome.keyedId);
-  if (ids.length === 2) {
-    expect(outcome.unkeyedId).toBe(firstIdOf(record));
-    expect(await send(record, T0)).toBe(outcome.keyedId);
-    expect(await queuedIds()).toEqual([]);
-  }
-};
-
-/** Whether the keyed request has stored its record, or an alias naming it at the content's first place. */
+/** Whether the keyed request has stored its record, or an alias naming it at one of the content's places. */
 const keyedKnown = async (record: CaseRecord, key: string) => {
-  const slot = await readContentSlot(firstIdOf(record));
-  const named = slot !== undefined && 'aliasOf' in slot && slot.aliasOf === keyedIdOf(record, key);
-  return named || (await getStatusRecord(keyedIdOf(record, key))) !== undefined;
+  const keyed = keyedIdOf(record, key);
+  const places = [0, 1, 2, 3].map((generation) => generationId(firstIdOf(record), generation));
+  for (const place of places) {
+    const slot = await readContentSlot(place);
+    if (slot && 'aliasOf' in slot && slot.aliasOf === keyed) return true;
+  }
+  return (await getStatusRecord(keyed)) !== undefined;
 };
 
-describe('a keyed and an unkeyed request for fresh content, racing', () => {
+/** Whether a request without a key has written a record of this content at `now` (at one of its places). */
+const unkeyedWrote = async (record: CaseRecord, now: Date) => {
+  const places = [0, 1, 2, 3].map((generation) => generationId(firstIdOf(record), generation));
+  for (const place of places) {
+    const slot = await readContentSlot(place);
+    if (slot && !('aliasOf' in slot) && slot.acceptedAt === now.toISOString()) return true;
+  }
+  return false;
+};
+
+/** A race on fresh content, or on content whose only record was accepted two days before the race. */
+const races = [
+  { content: 'fresh content', raceAt: T0, acceptedBefore: undefined },
+  { content: 'content first accepted two days before', raceAt: at(48 * HOUR), acceptedBefore: T0 },
+];
+
+describe.each(races)('a keyed and an unkeyed request for $content, racing', ({ raceAt, acceptedBefore }) => {
+  /** New content, accepted without a key `acceptedBefore` if given; its message drained. */
+  const contentToRace = async () => {
+    const record = caseRecord();
+    if (acceptedBefore) await send(record, acceptedBefore);
+    await queuedIds();
+    dynamo.reset();
+    return record;
+  };
+
+  /**
+   * What every interleaving must give: both answered with stored records, each record queued exactly once; one
+   * record when the keyed request had stored anything before the unkeyed one wrote; two only when the unkeyed
+   * request wrote a record of its own first (the key still decides), and then the keyed record is the newest: a
+   * third request without a key gets it.
+   */
+  const expectOneRecordOrKeyedNewest = async (record: CaseRecord, key: string, outcome: RaceOutcome) => {
+    const queued = await queuedIds();
+    const ids = [...new Set([outcome.keyedId, outcome.unkeyedId])];
+    expect(outcome.keyedId).toBe(keyedIdOf(record, key));
+    for (const id of ids) expect(await getStatusRecord(id)).toMatchObject({ id, record });
+    expect([...queued].sort()).toEqual([...ids].sort());
+    if (outcome.oneRecordDue) expect(outcome.unkeyedId).toBe(outcome.keyedId);
+    if (ids.length === 2) {
+      expect(await send(record, raceAt)).toBe(outcome.keyedId);
+      expect(await queuedIds()).toEqual([]);
+    }
+  };
+
   it('the keyed one paused before each of its DynamoDB calls while the unkeyed one runs: one record, or the keyed newest', async () => {
     // Prepare: the keyed request's calls when it runs alone.
-    const keyedCalls = await soloCalls(() => send(caseRecord(), T0, 'solo'));
+    const keyedCalls = await soloCalls(async () => send(await contentToRace(), raceAt, 'solo'));
     const outcomes: RaceOutcome[] = [];
     for (const [index, operation] of keyedCalls.entries()) {
-      const record = caseRecord();
+      const record = await contentToRace();
       const key = `paused-at-${index}`;
-      await queuedIds();
-      dynamo.reset();
       let unkeyedId = '';
       let known = false;
       dynamo.before(
         operation,
         async () => {
           known = await keyedKnown(record, key);
-          unkeyedId = await send(record, T0);
+          unkeyedId = await send(record, raceAt);
         },
         skipOf(keyedCalls, index),
       );
       // Act
-      const keyed = await send(record, T0, key);
+      const keyed = await send(record, raceAt, key);
       // Assess
       expect(dynamo.pending()).toEqual([]);
-      const outcome = { keyedId: keyed, unkeyedId, keyedKnown: known };
+      const outcome = { keyedId: keyed, unkeyedId, oneRecordDue: known };
       await expectOneRecordOrKeyedNewest(record, key, outcome);
       outcomes.push(outcome);
     }
     // Only while the keyed request had stored nothing of its own did the unkeyed one write a record of its own.
-    expect(outcomes.some((o) => o.keyedKnown)).toBe(true);
-    for (const o of outcomes) expect(o.unkeyedId === o.keyedId).toBe(o.keyedKnown);
+    expect(outcomes.some((o) => o.oneRecordDue)).toBe(true);
+    for (const o of outcomes) expect(o.unkeyedId === o.keyedId).toBe(o.oneRecordDue);
   });
 
-  it('the unkeyed one paused before each of its DynamoDB calls while the keyed one runs: one record', async () => {
-    const unkeyedCalls = await soloCalls(() => send(caseRecord(), T0));
+  it('the unkeyed one paused before each of its DynamoDB calls while the keyed one runs: one record, unless it had written', async () => {
+    const unkeyedCalls = await soloCalls(async () => send(await contentToRace(), raceAt));
     for (const [index, operation] of unkeyedCalls.entries()) {
-      const record = caseRecord();
+      const record = await contentToRace();
       const key = `overtaking-${index}`;
-      await queuedIds();
-      dynamo.reset();
       let keyed = '';
+      let wrote = false;
       dynamo.before(
         operation,
         async () => {
-          keyed = await send(record, T0, key);
+          wrote = await unkeyedWrote(record, raceAt);
+          keyed = await send(record, raceAt, key);
         },
         skipOf(unkeyedCalls, index),
       );
-      const unkeyedId = await send(record, T0);
+      const unkeyedId = await send(record, raceAt);
       expect(dynamo.pending()).toEqual([]);
-      expect(unkeyedId).toBe(keyed);
-      await expectOneRecordOrKeyedNewest(record, key, { keyedId: keyed, unkeyedId, keyedKnown: true });
+      await expectOneRecordOrKeyedNewest(record, key, { keyedId: keyed, unkeyedId, oneRecordDue: !wrote });
     }
   });
 
   it('the keyed one paused, the unkeyed one paused in turn at each of its calls while the keyed one finishes', async () => {
     // Prepare: for each pause of the keyed request, the calls the unkeyed one makes in it when it runs through.
-    const keyedCalls = await soloCalls(() => send(caseRecord(), T0, 'solo'));
+    const keyedCalls = await soloCalls(async () => send(await contentToRace(), raceAt, 'solo'));
     let schedules = 0;
     for (const [keyedIndex, keyedOperation] of keyedCalls.entries()) {
       const unkeyedCalls: string[] = [];
       {
-        const record = caseRecord();
-        await queuedIds();
-        dynamo.reset();
+        const record = await contentToRace();
         dynamo.before(
           keyedOperation,
           async () => {
             const from = dynamo.calls.length;
-            await send(record, T0);
+            await send(record, raceAt);
             unkeyedCalls.push(...dynamo.calls.slice(from));
           },
           skipOf(keyedCalls, keyedIndex),
         );
-        await send(record, T0, `learn-${keyedIndex}`);
+        await send(record, raceAt, `learn-${keyedIndex}`);
       }
       for (const [unkeyedIndex, unkeyedOperation] of unkeyedCalls.entries()) {
-        const record = caseRecord();
+        const record = await contentToRace();
         const key = `nested-${keyedIndex}-${unkeyedIndex}`;
-        await queuedIds();
-        dynamo.reset();
         let known = false;
         let unkeyedWasPaused = false;
         let unkeyed: Promise<string> = Promise.resolve('');
@@ -309,7 +333,7 @@ describe('a keyed and an unkeyed request for fresh content, racing', () => {
                 skipOf(unkeyedCalls, unkeyedIndex),
               );
             });
-            unkeyed = send(record, T0);
+            unkeyed = send(record, raceAt);
             await Promise.race([unkeyedPaused, unkeyed]);
             // Never paused (it took another path): its hook must not stop the keyed request.
             if (!unkeyedWasPaused) dynamo.reset();
@@ -317,13 +341,13 @@ describe('a keyed and an unkeyed request for fresh content, racing', () => {
           skipOf(keyedCalls, keyedIndex),
         );
         // Act
-        const keyed = await send(record, T0, key);
+        const keyed = await send(record, raceAt, key);
         keyedDone();
         const unkeyedId = await unkeyed;
         // Assess
         expect(unkeyedWasPaused).toBe(true);
         expect(dynamo.pending()).toEqual([]);
-        await expectOneRecordOrKeyedNewest(record, key, { keyedId: keyed, unkeyedId, keyedKnown: known });
+        await expectOneRecordOrKeyedNewest(record, key, { keyedId: keyed, unkeyedId, oneRecordDue: known });
         schedules++;
       }
     }
