@@ -1,17 +1,15 @@
 import type { CallOptions } from '../store/statusRecords.ts';
 import {
   getStatusRecord,
+  isContentAlias,
   noteLatestGeneration,
   putStatusRecordIfAbsent,
   readContentSlot,
 } from '../store/statusRecords.ts';
-import type { ContentAlias, StatusRecord } from '../store/types.ts';
+import type { StatusRecord } from '../store/types.ts';
 import type { CaseRecord, SalesRegistration } from '../types.ts';
-import { DUPLICATE_WINDOW_MS } from './constants.ts';
+import { DUPLICATE_WINDOW_MS, MAX_GENERATIONS_PER_REQUEST } from './constants.ts';
 import { generationId } from './recordIds.ts';
-
-/** Generations tried in one request before giving up: more would mean a clock or data fault, not traffic. */
-const MAX_GENERATIONS_PER_REQUEST = 8;
 
 export interface ContentToAccept {
   /** The content's first id (generation 0), from `contentId`. */
@@ -33,17 +31,30 @@ export interface ContentOutcome {
 const withinWindow = (status: { acceptedAt: string }, now: Date) =>
   now.getTime() - Date.parse(status.acceptedAt) < DUPLICATE_WINDOW_MS;
 
-const isAlias = (slot: StatusRecord | ContentAlias): slot is ContentAlias => 'aliasOf' in slot;
-
 /** Our own write: the conditional put landed, its answer was lost, and the AWS client's retry found it taken. */
 const ownWrite = (status: StatusRecord, candidate: StatusRecord) =>
   status.requestId === candidate.requestId && status.acceptedAt === candidate.acceptedAt;
 
 /**
- * Accepts one distinct content without an `Idempotency-Key`: creates its record, or finds the one accepted within
- * the last 24 hours. Content that comes back later is a new generation with an id derived from the first
- * (`generationId`), created by a conditional write too, so racing requests agree on one record and nothing is
- * left half-written: the hint on the first record is only a short cut.
+ * The record an alias names. A keyed request names its record before writing it, so the record may not be there
+ * yet (that request is still running, or died): the same content makes the same record, so this request writes
+ * it, with the same conditional write, and queues it if its write is the one that created it.
+ */
+const recordNamed = async (id: string, content: ContentToAccept): Promise<ContentOutcome> => {
+  if (await getStatusRecord(id, content.options)) return { id };
+  const candidate = content.fresh(id);
+  if (await putStatusRecordIfAbsent(candidate, content.options)) return { id, created: candidate };
+  const stored = await getStatusRecord(id, content.options);
+  return stored && ownWrite(stored, candidate) ? { id, created: stored } : { id };
+};
+
+/**
+ * Accepts one distinct content without an `Idempotency-Key`: creates its record, or finds the newest one accepted
+ * within the last 24 hours. Every record of a content has a place of its own, taken by one conditional write: the
+ * first id, then the places of later generations (`generationId`), in order. A record of the content accepted
+ * again after 24 hours takes the next place; one accepted under an `Idempotency-Key` takes it too, as an alias
+ * naming its keyed record. So the newest place holds the newest record, whoever wrote it, and racing requests
+ * agree on one record; the hint on the first record (`latestGeneration`) is only a short cut.
  *
  * @example
  * const { id, created } = await acceptContent({ firstId, record, now, options, fresh: (id) => newStatusRecord(id, …) });
@@ -54,21 +65,21 @@ export const acceptContent = async (content: ContentToAccept): Promise<ContentOu
   if (await putStatusRecordIfAbsent(first, options)) return { id: firstId, created: first };
 
   const stored = await readContentSlot(firstId, options);
-  if (stored && !isAlias(stored) && ownWrite(stored, first)) return { id: firstId, created: stored };
+  if (stored && !isContentAlias(stored) && ownWrite(stored, first)) return { id: firstId, created: stored };
   let generation = stored?.latestGeneration ?? 0;
-  let current: StatusRecord | ContentAlias | undefined =
-    generation === 0 ? stored : await getStatusRecord(generationId(firstId, generation), options);
+  let current = generation === 0 ? stored : await readContentSlot(generationId(firstId, generation), options);
   for (let tries = 0; tries < MAX_GENERATIONS_PER_REQUEST; tries++) {
-    // First accepted under an Idempotency-Key: without a key, the same content is that record.
-    if (current && withinWindow(current, now)) return { id: isAlias(current) ? current.aliasOf : current.id };
+    if (current && withinWindow(current, now))
+      return isContentAlias(current) ? recordNamed(current.aliasOf, content) : { id: current.id };
     generation++;
     const candidate = content.fresh(generationId(firstId, generation));
     if (await putStatusRecordIfAbsent(candidate, options)) {
       await noteLatestGeneration(firstId, generation, options, now);
       return { id: candidate.id, created: candidate };
     }
-    current = await getStatusRecord(candidate.id, options);
-    if (current && ownWrite(current, candidate)) {
+    // Taken: by a racing request without a key (a record), or with one (an alias naming its record).
+    current = await readContentSlot(candidate.id, options);
+    if (current && !isContentAlias(current) && ownWrite(current, candidate)) {
       await noteLatestGeneration(firstId, generation, options, now);
       return { id: candidate.id, created: current };
     }

@@ -4,13 +4,14 @@ import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
 import { frameKeyOf } from '../store/frameRecords.ts';
 import { statusKeyOf } from '../store/statusKey.ts';
 import type { CallOptions } from '../store/statusRecords.ts';
-import { putContentAliasIfAbsent, putStatusRecordIfAbsent } from '../store/statusRecords.ts';
+import { putStatusRecordIfAbsent } from '../store/statusRecords.ts';
 import type { StatusRecord } from '../store/types.ts';
 import type { CaseRecord, QueuedRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { acceptContent } from './acceptContent.ts';
 import { isAwsUnavailable, QueueUnavailableError } from './errors.ts';
 import { holdIdempotencyKey } from './idempotencyHold.ts';
 import { inParallel } from './inParallel.ts';
+import { nameKeyedRecord } from './nameKeyedRecord.ts';
 import { contentId, keyedId, sha256 } from './recordIds.ts';
 
 export interface AcceptRequest {
@@ -134,13 +135,15 @@ const acceptByKey = async (
     const contents = [...distinctContents(request, contentIds)];
     const created = await inParallel(contents, PARALLEL_WRITES, async ([id, record]) => {
       const status = newStatusRecord(keyedId(keyHash, id), request, record, now);
-      // Already there: an earlier attempt with this key created it (the reconciler queues it if that one could not).
-      const isNew = await putStatusRecordIfAbsent(status, options);
-      // The same content sent later without a key is this record (the contract's 24-hour duplicate rule).
-      await putContentAliasIfAbsent(
+      // Named first, written second: the same content sent without a key from now on is this record (the
+      // contract's 24-hour rule), even while this request is still on its way to writing it.
+      await nameKeyedRecord(
         { id, aliasOf: status.id, kind: request.kind, owner: request.owner, acceptedAt: status.acceptedAt },
         options,
       );
+      // Already there: an earlier attempt with this key, or a request without a key that found the name, created
+      // it (and queued it; the reconciler queues it if that one could not).
+      const isNew = await putStatusRecordIfAbsent(status, options);
       return isNew ? [status] : [];
     });
     await queueCreated(request.kind, created.flat(), options);

@@ -1,5 +1,10 @@
 /** A record with the same normalised content accepted within this window is the same record. */
 export const DUPLICATE_WINDOW_MS = 24 * 60 * 60 * 1000;
+/**
+ * Generations of one content tried in one request before giving up: more would mean a clock or data fault, not
+ * traffic (the hint on the first record, `latestGeneration`, starts every walk at the newest).
+ */
+export const MAX_GENERATIONS_PER_REQUEST = 8;
 /** An `Idempotency-Key` is remembered this long. */
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
 /**

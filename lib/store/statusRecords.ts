@@ -36,12 +36,12 @@ export const getStatusRecords = async (
 };
 
 /**
- * Reads what stands at a content's first id (a consistent read): its first record, the alias of a record accepted
- * under an `Idempotency-Key`, or nothing.
+ * Reads what stands at a content's first id or at the place of a later generation (a consistent read): a status
+ * record, the alias of a record accepted under an `Idempotency-Key`, or nothing.
  *
  * @example
  * const slot = await readContentSlot(firstId);
- * const id = slot && 'aliasOf' in slot ? slot.aliasOf : slot?.id;
+ * const id = slot && isContentAlias(slot) ? slot.aliasOf : slot?.id;
  */
 export const readContentSlot = async (
   id: string,
@@ -57,6 +57,15 @@ export const readContentSlot = async (
 };
 
 /**
+ * Whether what stands at an id is a content alias (it names a record) rather than a status record.
+ *
+ * @example
+ * const slot = await readContentSlot(firstId);
+ * const id = slot && isContentAlias(slot) ? slot.aliasOf : slot?.id;
+ */
+export const isContentAlias = (slot: StatusRecord | ContentAlias): slot is ContentAlias => 'aliasOf' in slot;
+
+/**
  * Reads one status record (a consistent read), or undefined (also for a content alias, which is no record).
  *
  * @example
@@ -67,7 +76,7 @@ export const getStatusRecord = async (
   options: CallOptions = {},
 ): Promise<StatusRecord | undefined> => {
   const slot = await readContentSlot(id, options);
-  return slot && !('aliasOf' in slot) ? slot : undefined;
+  return slot && !isContentAlias(slot) ? slot : undefined;
 };
 
 /**
@@ -78,18 +87,20 @@ const expiresAfterAcceptance = (acceptedAt: string): number =>
   Math.floor(Date.parse(acceptedAt) / 1000) + retentionSettings().recordDays * 86_400;
 
 /**
- * Points a content's first id at the record accepted for it under an `Idempotency-Key`, unless something stands
- * there already (the content was accepted before: the key still decides for keyed requests). The alias holds ids
- * only, and expires by TTL (`expiresAt`) RECORD_RETENTION_DAYS after its acceptance, as records do after settling.
+ * Writes a content alias at its id (a content's first id, or the place of a later generation of it) unless
+ * something stands there already: the one write that decides which record a content's place names. The alias
+ * holds ids only, and expires by TTL (`expiresAt`) RECORD_RETENTION_DAYS after its acceptance, as records do after
+ * settling.
  *
+ * @returns false when the place was already taken.
  * @example
- * await putContentAliasIfAbsent({ id: firstId, aliasOf: keyedRecordId, kind, owner, acceptedAt });
+ * if (!(await putContentAliasIfAbsent({ id: firstId, aliasOf: keyedRecordId, kind, owner, acceptedAt }))) …
  */
 export const putContentAliasIfAbsent = async (
   alias: ContentAlias,
   options: CallOptions = {},
-): Promise<void> => {
-  await conditionally(
+): Promise<boolean> =>
+  conditionally(
     dynamoClient().send(
       new PutItemCommand({
         TableName: recordsTable(),
@@ -102,7 +113,6 @@ export const putContentAliasIfAbsent = async (
       options,
     ),
   );
-};
 
 /**
  * Writes a status record unless one with its id exists: the one write that decides which request creates a

@@ -36,8 +36,9 @@ export interface StatusRecord {
   downstreamId?: string;
   error?: string;
   /**
-   * On the first record of a content: the newest generation of the same content accepted again after the
-   * duplicate window (see `generationId`). A hint only: the generations themselves are created conditionally.
+   * On the first record of a content: the newest generation place of the same content taken since (accepted again
+   * after the duplicate window, or under an `Idempotency-Key`; see `generationId`). A hint only: the places
+   * themselves are taken conditionally.
    */
   latestGeneration?: number;
   /**
@@ -85,18 +86,20 @@ export interface StatusRecord {
 }
 
 /**
- * Stands at a content's first id when that content was first accepted under an `Idempotency-Key` (so its record has
- * a keyed id): a request without a key sending the same content within 24 hours gets that record's id back.
+ * Names a record accepted under an `Idempotency-Key` (a keyed id) at the content's place it took: the first id when
+ * free, else the place of the next generation (`generationId`). It is written before the record itself; a request
+ * without a key sending the same content within 24 hours gets that record's id back (and writes the record if it is
+ * not there yet).
  */
 export interface ContentAlias {
-  /** The content's first id (`contentId`). */
+  /** The place: the content's first id (`contentId`) or a generation's id. */
   id: string;
   /** The id of the record accepted with this content. */
   aliasOf: string;
   kind: RecordKind;
   owner: string;
   acceptedAt: string;
-  /** As on a first record: the newest generation of the content accepted again after 24 hours. */
+  /** At the first id, as on a first record: the newest generation place of the content taken since. */
   latestGeneration?: number;
   /** Epoch seconds: DynamoDB's TTL removes the alias after it (RECORD_RETENTION_DAYS after `acceptedAt`). */
   expiresAt?: number;
