@@ -59,9 +59,10 @@ export async function repairIndexes(
       })),
     );
     if (indexes.length === 0) continue;
-    // What every index should hold, from the items: full LevelDB key -> serialized projection.
-    const expected = new Map<string, string>();
-    const values = new Map<string, StoredItem>();
+    // What every index should hold, from the items: full LevelDB key -> the projections that may be there. Mostly
+    // one; more when items collide on dynalite's index key (their index key values plus only 24 bits of a hash of
+    // the table key), where one entry shadows the other, whichever was written last.
+    const expected = new Map<string, StoredItem[]>();
     for await (const [, value] of store.db.iterator(prefixRange(itemPrefix(table.TableName)))) {
       report.items += 1;
       const item = value as StoredItem;
@@ -70,8 +71,7 @@ export async function repairIndexes(
         if (ofType.length === 0) continue;
         for (const put of db.getIndexActions(ofType, null, item, table).puts) {
           const key = `${indexPrefix(indexType, table.TableName, put.index)}${put.key}`;
-          expected.set(key, JSON.stringify(put.item));
-          values.set(key, put.item);
+          expected.set(key, [...(expected.get(key) ?? []), put.item]);
         }
       }
     }
@@ -80,22 +80,23 @@ export async function repairIndexes(
       for await (const [key, value] of store.db.iterator(
         prefixRange(indexPrefix(indexType, table.TableName, index.IndexName)),
       )) {
-        const want = expected.get(key);
-        if (want === undefined) {
+        const candidates = expected.get(key);
+        if (candidates === undefined) {
           report.removed += 1;
           operations.push({ type: 'del', key });
-        } else {
-          if (want !== JSON.stringify(value)) {
-            report.fixed += 1;
-            operations.push({ type: 'put', key, value: values.get(key) });
-          }
-          expected.delete(key);
+          continue;
+        }
+        expected.delete(key);
+        const stored = JSON.stringify(value);
+        if (!candidates.some((candidate) => JSON.stringify(candidate) === stored)) {
+          report.fixed += 1;
+          operations.push({ type: 'put', key, value: candidates.at(-1) });
         }
       }
     }
-    for (const key of expected.keys()) {
+    for (const [key, candidates] of expected) {
       report.added += 1;
-      operations.push({ type: 'put', key, value: values.get(key) });
+      operations.push({ type: 'put', key, value: candidates.at(-1) });
     }
     for (let start = 0; start < operations.length; start += batchSize) {
       await store.db.batch(operations.slice(start, start + batchSize));

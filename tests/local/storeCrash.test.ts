@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type AttributeValue,
+  BatchWriteItemCommand,
   DeleteItemCommand,
   DescribeTableCommand,
   DynamoDBClient,
@@ -108,7 +109,7 @@ const randomItem = (pk: string): Item => {
   return item;
 };
 
-/** One write of the kinds the service makes: a put, an update that moves or drops index keys, or a delete. */
+/** One write of the kinds the service makes: a put, an update that moves or drops index keys, a delete; or a batch. */
 const randomWrite = (dynamodb: DynamoDBClient, table: string) => {
   const pk = `rec-${Math.floor(Math.random() * 60)}`;
   const dice = Math.random();
@@ -135,7 +136,19 @@ const randomWrite = (dynamodb: DynamoDBClient, table: string) => {
       }),
     );
   }
-  return dynamodb.send(new DeleteItemCommand({ TableName: table, Key: { pk: s(pk) } }));
+  if (dice < 0.95) return dynamodb.send(new DeleteItemCommand({ TableName: table, Key: { pk: s(pk) } }));
+  const [put, remove] = Math.random() < 0.5 ? ['a', 'b'] : ['b', 'a'];
+  return dynamodb.send(
+    new BatchWriteItemCommand({
+      RequestItems: {
+        [table]: [
+          { PutRequest: { Item: randomItem(`${pk}-${put}`) } },
+          { PutRequest: { Item: randomItem(`${pk}-c`) } },
+          { DeleteRequest: { Key: { pk: s(`${pk}-${remove}`) } } },
+        ],
+      },
+    }),
+  );
 };
 
 const scanAll = async (dynamodb: DynamoDBClient, table: string, indexName?: string): Promise<Item[]> => {
