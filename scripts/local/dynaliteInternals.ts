@@ -104,6 +104,21 @@ export const prefixRange = (prefix: string) => ({
   lt: `${prefix.slice(0, -1)}${String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)}`,
 });
 
+/**
+ * Throws unless `version` is one whose internals this module describes.
+ *
+ * @example
+ * assertSupportedDynalite('4.0.0');
+ */
+export function assertSupportedDynalite(version: string): void {
+  if (!supportedDynaliteVersions.includes(version)) {
+    throw new Error(
+      `scripts/local/dynaliteInternals.ts patches dynalite ${supportedDynaliteVersions.join(', ')}, found ${version}: ` +
+        'read its db/index.js and item actions again before adding the version',
+    );
+  }
+}
+
 let loaded: DynaliteDbModule | undefined;
 
 /**
@@ -120,12 +135,7 @@ export function dynaliteDb(): DynaliteDbModule {
   const manifest = JSON.parse(readFileSync(join(dirname(entry), 'package.json'), 'utf8')) as {
     version: string;
   };
-  if (!supportedDynaliteVersions.includes(manifest.version)) {
-    throw new Error(
-      `scripts/local/dynaliteInternals.ts patches dynalite ${supportedDynaliteVersions.join(', ')}, found ${manifest.version}: ` +
-        'read its db/index.js and item actions again before adding the version',
-    );
-  }
+  assertSupportedDynalite(manifest.version);
   const db = require(join(dirname(entry), 'db', 'index.js')) as DynaliteDbModule;
   for (const name of ['create', 'updateIndexes', 'getIndexActions', 'createKey'] as const) {
     if (typeof db[name] !== 'function') throw new Error(`dynalite ${manifest.version} has no db.${name}`);
