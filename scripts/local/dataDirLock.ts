@@ -21,6 +21,11 @@ export const runningGraceMs = 3000;
 export const stoppingLimitMs = 30_000;
 
 export interface DataDirLock {
+  /**
+   * Whether the directory was taken over from a stack that died without a clean stop (its lock file was left
+   * behind, or left half-written): what it was writing may be half done.
+   */
+  readonly previousHolderDied: boolean;
   /** Marks the lock as held by a stack that is stopping, so that a new stack waits for it rather than refuse. */
   markStopping(): Promise<void>;
   /** Removes the lock file (after markStopping, if that is still writing). */
@@ -63,12 +68,13 @@ export async function lockDataDir(
   /** The holder being waited for: since when it was seen, and since when it is stopping. */
   let seen: { pid: number; since: number; stoppingSince?: number } | undefined;
   let unreadableSince: number | undefined;
+  let previousHolderDied = false;
   for (;;) {
     options.signal?.throwIfAborted();
     try {
       await writeFile(lockFile, serialize(me), { flag: 'wx' });
       if (waited) log(`${what} is free after ${Date.now() - waitStarted} ms`);
-      return handle(lockFile, me);
+      return handle(lockFile, me, previousHolderDied);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
@@ -80,6 +86,7 @@ export async function lockDataDir(
       unreadableSince ??= now;
       if (now - unreadableSince > 1000) {
         await rm(lockFile, { force: true });
+        previousHolderDied = true;
         unreadableSince = undefined;
       } else await sleep(50);
       continue;
@@ -89,6 +96,7 @@ export async function lockDataDir(
     if (!state.alive || (holder.startTime && state.startTime && holder.startTime !== state.startTime)) {
       log(`${what} was held by a local stack that is gone (pid ${holder.pid}): taking it over`);
       await rm(lockFile, { force: true });
+      previousHolderDied = true;
       continue;
     }
     waited = true;
@@ -118,10 +126,11 @@ export async function lockDataDir(
   }
 }
 
-function handle(lockFile: string, me: Holder): DataDirLock {
+function handle(lockFile: string, me: Holder, previousHolderDied: boolean): DataDirLock {
   let marking: Promise<void> | undefined;
   let released: Promise<void> | undefined;
   return {
+    previousHolderDied,
     markStopping() {
       // Replaced whole (rename), so that a reader never sees it half-written.
       marking ??= (async () => {

@@ -1,8 +1,10 @@
 /** The DynamoDB-compatible store (dynalite on LevelDB), in this process, on disk, on 127.0.0.1 only. */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import dynalite from 'dynalite';
+import { installAtomicWrites } from './atomicWrites.ts';
 import { type LockOptions, lockDataDir } from './dataDirLock.ts';
+import { createDynalite } from './dynaliteInternals.ts';
+import { repairIndexes } from './indexRepair.ts';
 
 export interface LocalStoreServer {
   /** e.g. http://127.0.0.1:41235 */
@@ -17,11 +19,27 @@ export interface LocalStoreServer {
 export interface LocalStoreOptions extends LockOptions {
   /** Called once the data directory is this process's (see dataDirLock.ts), before dynalite opens it. */
   onLocked?: () => void;
+  /**
+   * Write each item and its index entries in one LevelDB batch (atomicWrites.ts). Default true; false only to show
+   * what a kill does without it (tests/local/storeCrash.test.ts).
+   */
+  atomicWrites?: boolean;
+  /**
+   * After taking the directory over from a stack that died, make every index agree with the items before serving
+   * (indexRepair.ts). Default true; false only in tests, as above.
+   */
+  repairAfterUncleanStop?: boolean;
 }
 
 /**
  * Claims `<dataDir>/dynamodb` (lock file `<dataDir>/dynamodb.pid`), waiting for a stack that is stopping or
- * dying there, then serves it.
+ * dying there, then serves it: crash-consistent (an item and its index entries are written together), and after
+ * a stack that died there, with its indexes checked against the items first.
+ *
+ * @example
+ * const store = await startLocalStore('.data');
+ * // ... DynamoDB clients on store.endpoint ...
+ * await store.close();
  */
 export async function startLocalStore(
   dataDir: string,
@@ -31,8 +49,24 @@ export async function startLocalStore(
   await mkdir(dataDir, { recursive: true });
   const lock = await lockDataDir(join(dataDir, 'dynamodb.pid'), path, options);
   options.onLocked?.();
+  const log = options.log ?? ((line: string) => process.stderr.write(`[local] ${line}\n`));
   try {
-    const server = dynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+    if (options.atomicWrites ?? true) installAtomicWrites();
+    const { server, store } = createDynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+    if (lock.previousHolderDied && (options.repairAfterUncleanStop ?? true)) {
+      const started = performance.now();
+      const report = await repairIndexes(store).catch(async (error: unknown) => {
+        await new Promise((resolve) => server.close(resolve));
+        throw error;
+      });
+      const changed = report.removed + report.added + report.fixed;
+      log(
+        `checked the indexes of ${report.items} items after an unclean stop in ${Math.round(performance.now() - started)} ms: ` +
+          (changed === 0
+            ? 'all agree'
+            : `removed ${report.removed}, added ${report.added}, fixed ${report.fixed} index entries`),
+      );
+    }
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => {
