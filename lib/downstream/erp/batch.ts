@@ -65,10 +65,7 @@ const echoedRegistrationId = (text: string): string | undefined => {
 };
 
 /** One change set's part decides its registration exactly as a single POST's answer would. */
-const decideChangeSet = (
-  answer: ChangeSetAnswer,
-  item: BatchItem<SalesRegistration>,
-): DeliveryOutcome => {
+const decideChangeSet = (answer: ChangeSetAnswer, item: BatchItem<SalesRegistration>): DeliveryOutcome => {
   if (answer.kind === 'malformed') {
     return { kind: 'transient', error: `$batch answer: ${answer.error}`, reachedDownstream: true };
   }
@@ -125,7 +122,8 @@ export async function deliverRegistrationBatch(
     items.map(({ id, record }) => JSON.stringify({ ...record, RegistrationId: id })),
   );
   const first = await context.sessions.current();
-  if (!first.ok) return everyRecord(items, { kind: 'transient', error: first.error, reachedDownstream: false });
+  if (!first.ok)
+    return everyRecord(items, { kind: 'transient', error: first.error, reachedDownstream: false });
 
   let answer = await postBatch(context, first.session, request);
   let refusedOnce = false;

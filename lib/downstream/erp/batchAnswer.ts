@@ -2,7 +2,9 @@ import { parseMultipartMessage } from '@apeleghq/multipart-parser';
 import { type EmbeddedResponse, parseEmbeddedResponse } from './embeddedHttp.ts';
 
 /** What one change set's part of a `$batch` answer says, before classification. */
-export type ChangeSetAnswer = ({ kind: 'answered' } & EmbeddedResponse) | { kind: 'malformed'; error: string };
+export type ChangeSetAnswer =
+  | ({ kind: 'answered' } & EmbeddedResponse)
+  | { kind: 'malformed'; error: string };
 
 /** A `$batch` answer read part by part, or why it cannot be read at all. */
 export type BatchAnswer = { ok: true; changeSets: ChangeSetAnswer[] } | { ok: false; error: string };

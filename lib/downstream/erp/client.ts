@@ -1,7 +1,7 @@
 import { describeFetchError, personalValuesOf } from '../errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
-import { DEFAULT_ERP_BATCH_SIZE, DEFAULT_ERP_TIMEOUT_MS, PERSONAL_FIELDS } from './constants.ts';
 import { deliverRegistrationBatch } from './batch.ts';
+import { DEFAULT_ERP_BATCH_SIZE, DEFAULT_ERP_TIMEOUT_MS, PERSONAL_FIELDS } from './constants.ts';
 import { cookieHeader, storeCookies } from './cookies.ts';
 import { createCsrfSessions } from './csrfSessions.ts';
 import { basicAuthorization, erpEndpoints } from './endpoints.ts';
