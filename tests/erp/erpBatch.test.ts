@@ -145,9 +145,9 @@ describe('ERP $batch: per change set outcomes', () => {
     // Assess
     expect(new Set(Object.values(kinds(outcomes)))).toEqual(new Set(['delivered']));
     expect(outcomes.size).toBe(items.length);
-    const calls: { registrations: number }[] = await fetch(`${sap.url}/_sandbox/calls`).then((response) =>
-      response.json(),
-    );
+    const calls = (await fetch(`${sap.url}/_sandbox/calls`).then((response) => response.json())) as {
+      registrations: number;
+    }[];
     expect(calls.map((call: { registrations: number }) => call.registrations)).toEqual([50, 50, 7]);
     expect(sap.registrations).toHaveLength(items.length);
   });
