@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
+import { countApiCall, DEFAULT_API_ALLOWANCE, type SandboxApiUsage } from './salesforceApiUsage.ts';
 import { caseProblems, type SalesforceError } from './salesforceCaseRules.ts';
+import { COLLECTIONS_PATH, collectionsHandler, salesforceDeliveryCalls } from './salesforceCollections.ts';
 import {
   type Exchange,
   type LoggedRequest,
@@ -27,6 +29,8 @@ export interface SalesforceSandboxOptions {
   externalIdField?: string;
   /** Custom Case fields beyond the default mapping's (text fields), e.g. for a custom mapping file. */
   extraFields?: string[];
+  /** The org's daily API allowance reported in `Sforce-Limit-Info`; default 115,000. */
+  apiAllowance?: number;
 }
 
 /**
@@ -35,8 +39,8 @@ export interface SalesforceSandboxOptions {
  * (so a delayed upsert is stored even when the client has given up, as a slow org would).
  */
 export interface SalesforceFault {
-  /** `upsert` (default): the next Case upsert; `token`: the next token request. */
-  on?: 'upsert' | 'token';
+  /** `upsert` (default): the next Case upsert; `token`: the next token request; `collections`: the next Collections call. */
+  on?: 'upsert' | 'token' | 'collections';
   /** Answer this status instead of processing (REST error array; OAuth error object on `token`). */
   status?: number;
   /** The error array of that answer; a sensible one per status otherwise (403: REQUEST_LIMIT_EXCEEDED). */
@@ -49,6 +53,10 @@ export interface SalesforceFault {
   malformedBody?: boolean;
   /** Close the connection without an answer (nothing is stored). */
   dropConnection?: boolean;
+  /** Collections only: the records at these positions answer these errors, unprocessed (e.g. UNABLE_TO_LOCK_ROW). */
+  recordErrors?: Record<number, SalesforceError[]>;
+  /** Collections only: process the call (store what it upserts), then close the connection: a lost answer. */
+  dropAnswer?: boolean;
 }
 
 export interface StoredCase {
@@ -71,6 +79,8 @@ export interface SalesforceSandbox {
   cases: StoredCase[];
   /** Every request received, in order. */
   requests: LoggedRequest[];
+  /** API calls counted so far and the allowance, as `Sforce-Limit-Info` reports them; `used` may be set. */
+  apiUsage: SandboxApiUsage;
   inject(...faults: SalesforceFault[]): void;
   /** Invalidates every access token issued so far, as a session timeout or a revocation does. */
   expireTokens(): void;
@@ -108,7 +118,9 @@ const defaultErrors = (status: number): SalesforceError[] => {
  * Starts a stand-in for the Salesforce org of CONTRACT section 3 (CRM): the client-credentials token
  * endpoint, Case upsert by external id (PATCH: 201 created, or 200 with `created: false` when the external
  * id exists, so a repeated delivery never makes a second case), Salesforce-style field checks and errors.
- * `GET /_sandbox/cases` lists the stored cases for a person watching.
+ * `GET /_sandbox/cases` lists the stored cases for a person watching. Several cases go in one sObject
+ * Collections call (salesforceCollections.ts); every API answer carries `Sforce-Limit-Info` (each call counts);
+ * `GET /_sandbox/calls` lists the delivery calls received, with how many cases each carried.
  *
  * @example
  * const sf = await startSalesforceSandbox();
@@ -127,6 +139,7 @@ export async function startSalesforceSandbox(
   const cases: StoredCase[] = [];
   const faults: SalesforceFault[] = [];
   const tokens = new Set<string>();
+  const apiUsage: SandboxApiUsage = { used: 0, allowed: options.apiAllowance ?? DEFAULT_API_ALLOWANCE };
   let instanceUrl = '';
 
   /** Applies the fault's delay and answer; true when it answered (or dropped) the request. */
@@ -250,10 +263,23 @@ export async function startSalesforceSandbox(
     exchange.reply(status, { id: stored.id, success: true, errors: [], created: !existing });
   };
 
+  const collections = collectionsHandler({
+    externalIdField,
+    extraFields,
+    cases,
+    nextFault: () => takeFault(faults, 'collections', 'upsert'),
+    applyFault: (exchange, fault) =>
+      applyFault(exchange, fault, (status) => fault?.errors ?? defaultErrors(status)),
+  });
+
   const handle = async (exchange: Exchange): Promise<void> => {
     const path = exchange.url.pathname;
     if (exchange.method === 'GET' && path === '/_sandbox/cases') {
       exchange.reply(200, cases);
+      return;
+    }
+    if (exchange.method === 'GET' && path === '/_sandbox/calls') {
+      exchange.reply(200, salesforceDeliveryCalls(server.requests));
       return;
     }
     if (exchange.method === 'POST' && path === '/services/oauth2/token') return issueToken(exchange);
@@ -266,6 +292,7 @@ export async function startSalesforceSandbox(
       exchange.reply(401, defaultErrors(401));
       return;
     }
+    if (exchange.method === 'PATCH' && COLLECTIONS_PATH.test(path)) return collections(exchange);
     const match = UPSERT_PATH.exec(path);
     if (match?.[2] !== 'Case') {
       exchange.reply(404, defaultErrors(404));
@@ -297,7 +324,7 @@ export async function startSalesforceSandbox(
     ]);
   };
 
-  const server = await startSandboxServer(handle, {
+  const server = await startSandboxServer((exchange) => handle(countApiCall(exchange, apiUsage)), {
     name: 'Salesforce sandbox',
     port: options.port,
     host: options.host ?? SALESFORCE_SANDBOX_DEFAULTS.host,
@@ -311,6 +338,7 @@ export async function startSalesforceSandbox(
     externalIdField,
     cases,
     requests: server.requests,
+    apiUsage,
     inject: (...more) => {
       faults.push(...more);
     },
