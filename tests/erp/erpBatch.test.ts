@@ -151,20 +151,6 @@ describe('ERP $batch: per change set outcomes', () => {
     expect(calls.map((call: { registrations: number }) => call.registrations)).toEqual([50, 50, 7]);
     expect(sap.registrations).toHaveLength(items.length);
   });
-
-  it('reads ERP_BATCH_SIZE and refuses a bad one by name', () => {
-    // Prepare
-    const env = { ERP_BASE_URL: 'http://127.0.0.1:1', ERP_USERNAME: 'u', ERP_PASSWORD: 'p' };
-
-    // Act / Assess
-    expect(erpConfigFromEnv(env).batchSize).toBe(50);
-    expect(erpConfigFromEnv({ ...env, ERP_BATCH_SIZE: '20' }).batchSize).toBe(20);
-    for (const bad of ['0', '-1', '2.5', 'x', '1001']) {
-      expect(() => erpConfigFromEnv({ ...env, ERP_BATCH_SIZE: bad })).toThrow(
-        'setting ERP_BATCH_SIZE must be a whole number from 1 to 1000',
-      );
-    }
-  });
 });
 
 describe('ERP $batch: failures of the whole call', () => {
