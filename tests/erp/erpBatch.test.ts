@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createErpClient, DEFAULT_ERP_BATCH_SIZE, erpConfigFromEnv } from '../../lib/downstream/erp/index.ts';
+import { createErpClient, DEFAULT_ERP_BATCH_SIZE } from '../../lib/downstream/erp/index.ts';
 import type { BatchItem } from '../../lib/downstream/types.ts';
 import type { SalesRegistration } from '../../lib/types.ts';
 import { readBody } from '../support/readBody.ts';
