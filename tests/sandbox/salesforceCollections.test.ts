@@ -36,7 +36,7 @@ const patch = async (path: string, body: unknown) => {
   return {
     status: response.status,
     limitInfo: response.headers.get('sforce-limit-info'),
-    json: await response.json(),
+    json: (await response.json()) as { errorCode?: string }[],
   };
 };
 
