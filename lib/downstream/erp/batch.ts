@@ -117,7 +117,7 @@ export async function deliverRegistrationBatch(
   context: ErpBatchContext,
   items: readonly BatchItem<SalesRegistration>[],
 ): Promise<BatchDelivery> {
-  const request = await buildBatchRequest(
+  const request = buildBatchRequest(
     context.entitySetName,
     items.map(({ id, record }) => JSON.stringify({ ...record, RegistrationId: id })),
   );
