@@ -332,6 +332,22 @@ describe('CRM Collections: malformed answers never deliver by guess', () => {
     // Assess
     expect(kinds(outcomes)).toEqual({ 'crm-1': 'delivered', 'crm-2': 'transient', 'crm-3': 'transient' });
   });
+  it('makes every case transient, as attempted, when the connection drops in the middle of the answer', async () => {
+    // Prepare
+    const crm = await scriptedCrm((res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '5000' });
+      res.write(JSON.stringify([ok('500A'), ok('500B')]).slice(0, 60));
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+
+    // Act
+    const { outcomes } = await crm.upsertCases(cases(2));
+
+    // Assess
+    for (const outcome of outcomes.values()) {
+      expect(outcome).toMatchObject({ kind: 'transient', reachedDownstream: true });
+    }
+  });
 });
 
 describe('parseApiUsage', () => {
