@@ -11,7 +11,13 @@ export type BatchAnswer = { ok: true; changeSets: ChangeSetAnswer[] } | { ok: fa
 
 const BOUNDARY = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i;
 
-/** The boundary of a `multipart/mixed` Content-Type, or undefined for any other type. */
+/**
+ * The boundary of a `multipart/mixed` Content-Type, or undefined for any other type.
+ *
+ * @example
+ * multipartBoundary('multipart/mixed; boundary=batchresponse_1'); // 'batchresponse_1'
+ * multipartBoundary('application/json'); // undefined
+ */
 export function multipartBoundary(contentType: string | null): string | undefined {
   if (!contentType || !/^\s*multipart\/mixed\s*;/i.test(contentType)) return undefined;
   const match = BOUNDARY.exec(contentType);
