@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import { countedApiCall, createApiUsage, type SandboxApiUsage, serveApiUsageControl } from './apiUsage.ts';
 import { createSandboxOutage, refuseWhileDown, type SandboxOutage, serveOutageControl } from './outage.ts';
 import { caseProblems, type SalesforceError } from './salesforceCaseRules.ts';
+import { COLLECTIONS_PATH, collectionsHandler, salesforceDeliveryCalls } from './salesforceCollections.ts';
 import {
   type Exchange,
   type LoggedRequest,
@@ -29,6 +30,8 @@ export interface SalesforceSandboxOptions {
   externalIdField?: string;
   /** Custom Case fields beyond the default mapping's (text fields), e.g. for a custom mapping file. */
   extraFields?: string[];
+  /** The org's daily API allowance reported in `Sforce-Limit-Info`; default 115,000. */
+  apiAllowance?: number;
 }
 
 /**
@@ -37,8 +40,8 @@ export interface SalesforceSandboxOptions {
  * (so a delayed upsert is stored even when the client has given up, as a slow org would).
  */
 export interface SalesforceFault {
-  /** `upsert` (default): the next Case upsert; `token`: the next token request. */
-  on?: 'upsert' | 'token';
+  /** `upsert` (default): the next Case upsert; `token`: the next token request; `collections`: the next Collections call. */
+  on?: 'upsert' | 'token' | 'collections';
   /** Answer this status instead of processing (REST error array; OAuth error object on `token`). */
   status?: number;
   /** The error array of that answer; a sensible one per status otherwise (403: REQUEST_LIMIT_EXCEEDED). */
@@ -51,6 +54,10 @@ export interface SalesforceFault {
   malformedBody?: boolean;
   /** Close the connection without an answer (nothing is stored). */
   dropConnection?: boolean;
+  /** Collections only: the records at these positions answer these errors, unprocessed (e.g. UNABLE_TO_LOCK_ROW). */
+  recordErrors?: Record<number, SalesforceError[]>;
+  /** Collections only: process the call (store what it upserts), then close the connection: a lost answer. */
+  dropAnswer?: boolean;
 }
 
 export interface StoredCase {
@@ -114,7 +121,9 @@ const defaultErrors = (status: number): SalesforceError[] => {
  * Starts a stand-in for the Salesforce org of CONTRACT section 3 (CRM): the client-credentials token
  * endpoint, Case upsert by external id (PATCH: 201 created, or 200 with `created: false` when the external
  * id exists, so a repeated delivery never makes a second case), Salesforce-style field checks and errors.
- * `GET /_sandbox/cases` lists the stored cases for a person watching.
+ * `GET /_sandbox/cases` lists the stored cases for a person watching. Several cases go in one sObject
+ * Collections call (salesforceCollections.ts); every API answer carries `Sforce-Limit-Info` (each call counts);
+ * `GET /_sandbox/calls` lists the delivery calls received, with how many cases each carried.
  *
  * @example
  * const sf = await startSalesforceSandbox();
@@ -133,7 +142,7 @@ export async function startSalesforceSandbox(
   const cases: StoredCase[] = [];
   const faults: SalesforceFault[] = [];
   const outage = createSandboxOutage();
-  const apiUsage = createApiUsage();
+  const apiUsage = createApiUsage(options.apiAllowance);
   const tokens = new Set<string>();
   let instanceUrl = '';
 
@@ -258,10 +267,23 @@ export async function startSalesforceSandbox(
     exchange.reply(status, { id: stored.id, success: true, errors: [], created: !existing });
   };
 
+  const collections = collectionsHandler({
+    externalIdField,
+    extraFields,
+    cases,
+    nextFault: () => takeFault(faults, 'collections', 'upsert'),
+    applyFault: (exchange, fault) =>
+      applyFault(exchange, fault, (status) => fault?.errors ?? defaultErrors(status)),
+  });
+
   const handle = async (received: Exchange): Promise<void> => {
     const path = received.url.pathname;
     if (received.method === 'GET' && path === '/_sandbox/cases') {
       received.reply(200, cases);
+      return;
+    }
+    if (received.method === 'GET' && path === '/_sandbox/calls') {
+      received.reply(200, salesforceDeliveryCalls(server.requests));
       return;
     }
     if (serveOutageControl(received, outage) || serveApiUsageControl(received, apiUsage)) return;
@@ -280,6 +302,7 @@ export async function startSalesforceSandbox(
       exchange.reply(401, defaultErrors(401));
       return;
     }
+    if (exchange.method === 'PATCH' && COLLECTIONS_PATH.test(path)) return collections(exchange);
     const match = UPSERT_PATH.exec(path);
     if (match?.[2] !== 'Case') {
       exchange.reply(404, defaultErrors(404));

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { createSandboxOutage, refuseWhileDown, type SandboxOutage, serveOutageControl } from './outage.ts';
+import { sapBatchHandler, sapDeliveryCalls } from './sapBatch.ts';
 import { registrationProblem, sameContent } from './sapRegistrationRules.ts';
 import {
   type Exchange,
@@ -35,8 +36,8 @@ export interface SapSandboxOptions {
  * (so a delayed registration is stored even when the client has given up, as a slow ERP would).
  */
 export interface SapFault {
-  /** `post` (default): the next delivery POST; `csrf`: the next token fetch. */
-  on?: 'post' | 'csrf';
+  /** `post` (default): the next delivery POST; `csrf`: the next token fetch; `batch`: the next `$batch` call. */
+  on?: 'post' | 'csrf' | 'batch';
   /** Answer this status with an OData error body instead of processing. */
   status?: number;
   /** `error.message.value` of that answer. */
@@ -51,6 +52,8 @@ export interface SapFault {
   csrfExpired?: boolean;
   /** Close the connection without an answer (nothing is stored). */
   dropConnection?: boolean;
+  /** `$batch` only: process the call (store what it creates), then close the connection: a lost answer. */
+  dropAnswer?: boolean;
 }
 
 export interface StoredRegistration {
@@ -102,7 +105,9 @@ const odataError = (code: string, message: string) => ({
  * already registered under another RegistrationId, is refused with 409.
  *
  * Also serves `GET {serviceRoot}/SalesRegistrationSet` (authenticated, OData) and
- * `GET /_sandbox/registrations` (plain JSON, for a person watching).
+ * `GET /_sandbox/registrations` (plain JSON, for a person watching). `POST {serviceRoot}/$batch` takes several
+ * registrations in one call (sapBatch.ts); `GET /_sandbox/calls` lists the delivery calls received, with how
+ * many registrations each carried.
  *
  * @example
  * const sap = await startSapSandbox();
@@ -234,10 +239,25 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
     answer(201, stored, { location: `${baseUrl}${servicePath}('${stored.DocumentNumber}')` });
   };
 
+  const batch = sapBatchHandler({
+    entitySetName,
+    registrations,
+    nextDocumentNumber: () => String(FIRST_DOCUMENT_NUMBER + registrations.length),
+    entityOf,
+    hasValidToken,
+    nextFault: () => takeFault(faults, 'batch', 'post'),
+    applyFault,
+    odataError,
+  });
+
   const handle = async (exchange: Exchange): Promise<void> => {
     const path = exchange.url.pathname;
     if (exchange.method === 'GET' && path === '/_sandbox/registrations') {
       exchange.reply(200, registrations);
+      return;
+    }
+    if (exchange.method === 'GET' && path === '/_sandbox/calls') {
+      exchange.reply(200, sapDeliveryCalls(server.requests, servicePath));
       return;
     }
     if (serveOutageControl(exchange, outage)) return;
@@ -259,6 +279,7 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
     }
     const target = path.replace(/\/+$/, '');
     if (exchange.method === 'POST' && target === servicePath) return create(exchange);
+    if (exchange.method === 'POST' && target === `${serviceRoot}/$batch`) return batch(exchange);
 
     if (exchange.method === 'GET') {
       let headers: Record<string, string | string[]> = {};

@@ -9,3 +9,17 @@ export type DeliveryOutcome =
   | { kind: 'delivered'; downstreamId?: string; reachedDownstream: true }
   | { kind: 'transient'; error: string; reachedDownstream: boolean }
   | { kind: 'permanent'; error: string; reachedDownstream: boolean };
+
+/** One record of a batched delivery: `id` is what the single call takes (RegistrationId, CrmId). */
+export interface BatchItem<R> {
+  id: string;
+  record: R;
+}
+
+/**
+ * What a batched delivery reports: one outcome per distinct id, each decided as a single call would decide it
+ * (a failure of the whole call counts for every record in it).
+ */
+export interface BatchDelivery {
+  outcomes: Map<string, DeliveryOutcome>;
+}

@@ -23,6 +23,7 @@ describe('erpConfigFromEnv', () => {
       servicePath: DEFAULT_ERP_SERVICE_PATH,
       username: 'WEBGW',
       password: ' s3cret ',
+      batchSize: 50,
     });
     expect(DEFAULT_ERP_SERVICE_PATH).toBe(
       '/sap/opu/odata/sap/ZSD_SALES_REGISTRATION_SRV/SalesRegistrationSet',
@@ -70,5 +71,21 @@ describe('erpEndpoints', () => {
     expect(endpoints.serviceRoot.href).toBe(
       'https://erp.example.com/sap/opu/odata/sap/ZSD_SALES_REGISTRATION_SRV/?sap-client=100',
     );
+    expect(endpoints.batch.href).toBe(
+      'https://erp.example.com/sap/opu/odata/sap/ZSD_SALES_REGISTRATION_SRV/$batch?sap-client=100',
+    );
+    expect(endpoints.entitySetName).toBe('SalesRegistrationSet');
+  });
+});
+
+describe('ERP_BATCH_SIZE', () => {
+  it('reads ERP_BATCH_SIZE and refuses a bad one by name and rule', () => {
+    // Act / Assess
+    expect(erpConfigFromEnv({ ...env, ERP_BATCH_SIZE: '20' }).batchSize).toBe(20);
+    for (const bad of ['0', '-1', '2.5', 'x', '1001']) {
+      expect(() => erpConfigFromEnv({ ...env, ERP_BATCH_SIZE: bad })).toThrow(
+        'setting ERP_BATCH_SIZE must be a whole number from 1 to 1000',
+      );
+    }
   });
 });

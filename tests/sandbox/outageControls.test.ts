@@ -156,6 +156,6 @@ describe('the Salesforce sandbox down and up, and its API usage', () => {
     const answer = await control(sf.url, '/_sandbox/api-usage', body);
     // Assess
     expect(answer).toEqual({ status: 400, body: { error } });
-    expect(sf.apiUsage.state()).toEqual({ used: 0, allowed: 100_000 });
+    expect(sf.apiUsage.state()).toEqual({ used: 0, allowed: 115_000 });
   });
 });

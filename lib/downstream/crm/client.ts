@@ -1,6 +1,9 @@
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
 import { describeFetchError } from '../errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
+import type { ApiUsage } from './apiUsage.ts';
+import { parseApiUsage } from './apiUsage.ts';
+import { MAX_COLLECTION_SIZE, upsertCaseCollection } from './collections.ts';
 import {
   DEFAULT_CASE_EXTERNAL_ID_FIELD,
   DEFAULT_CRM_API_VERSION,
@@ -10,8 +13,8 @@ import { CrmConfigError } from './errors.ts';
 import { mapCase } from './mapping.ts';
 import { DEFAULT_CASE_MAPPING } from './mappingFile.ts';
 import { classifyCrmAnswer, isInvalidSession } from './response.ts';
-import { requestAccessToken } from './token.ts';
-import type { AccessToken, CrmClient, CrmConfig, PatchAnswer, TokenResult } from './types.ts';
+import { createTokenCache } from './tokenCache.ts';
+import type { AccessToken, CrmClient, CrmConfig, PatchAnswer } from './types.ts';
 
 /**
  * Creates the Salesforce adapter for cases (CONTRACT section 3, CRM). Create it once per process: it caches
@@ -36,30 +39,12 @@ export function createCrmClient(config: CrmConfig): CrmClient {
     );
   }
 
-  // One token request at a time, shared by concurrent deliveries (a Lambda batch runs them in parallel).
-  let cached: Promise<TokenResult> | undefined;
-
-  const currentToken = (): Promise<TokenResult> => {
-    if (!cached) {
-      const pending = requestAccessToken(config.baseUrl, config.clientId, config.clientSecret, timeoutMs);
-      cached = pending;
-      // A failure is not kept: the next delivery asks again.
-      void pending.then((result) => {
-        if (!result.ok && cached === pending) cached = undefined;
-      });
-    }
-    return cached;
+  const tokens = createTokenCache(config.baseUrl, config.clientId, config.clientSecret, timeoutMs);
+  let latestApiUsage: ApiUsage | undefined;
+  const onApiUsage = (usage: ApiUsage) => {
+    latestApiUsage = usage;
   };
-
-  const renewToken = async (refused: AccessToken): Promise<TokenResult> => {
-    const seen = cached;
-    const latest = seen ? await seen : undefined;
-    // Another delivery may already have renewed it while this one waited: use that token.
-    if (cached !== seen) return currentToken();
-    if (latest?.ok && latest.token !== refused) return latest;
-    cached = undefined;
-    return currentToken();
-  };
+  const collections = { tokens, apiVersion, externalIdField, mapping, timeoutMs, onApiUsage };
 
   const upsert = async (token: AccessToken, crmId: string, body: string): Promise<PatchAnswer> => {
     const url =
@@ -78,6 +63,8 @@ export function createCrmClient(config: CrmConfig): CrmClient {
         redirect: 'manual',
         signal: AbortSignal.timeout(timeoutMs),
       });
+      const usage = parseApiUsage(response.headers.get('sforce-limit-info'));
+      if (usage) onApiUsage(usage);
       // The status is known: a body cut off by the timeout or the network only loses the details.
       const text = await response.text().catch(() => '');
       return { kind: 'answered', status: response.status, text };
@@ -87,10 +74,10 @@ export function createCrmClient(config: CrmConfig): CrmClient {
     }
   };
 
-  return {
+  const client: CrmClient = {
     async upsertCase(caseRecord, crmId): Promise<DeliveryOutcome> {
       const body = JSON.stringify(mapCase(caseRecord, mapping));
-      const first = await currentToken();
+      const first = await tokens.current();
       if (!first.ok) return { kind: 'transient', error: first.error, reachedDownstream: false };
 
       let answer = await upsert(first.token, crmId, body);
@@ -99,7 +86,7 @@ export function createCrmClient(config: CrmConfig): CrmClient {
         // The token expired or was revoked: one new token, one repeat. The refused PATCH did reach
         // Salesforce, so every outcome from here on has reachedDownstream true.
         refusedOnce = true;
-        const renewed = await renewToken(first.token);
+        const renewed = await tokens.renew(first.token);
         if (!renewed.ok) {
           return { kind: 'transient', error: `${renewed.error} (token refused)`, reachedDownstream: true };
         }
@@ -125,5 +112,32 @@ export function createCrmClient(config: CrmConfig): CrmClient {
           return { kind: 'transient', error: answer.error, reachedDownstream: refusedOnce };
       }
     },
+
+    async upsertCases(items) {
+      // One record per external id: a case listed twice (two queue messages of one case) goes once.
+      const distinct = [...new Map(items.map((item) => [item.id, item])).values()];
+      if (distinct.length === 1) {
+        const [{ id, record }] = distinct;
+        const outcome = await client.upsertCase(record, id);
+        return {
+          outcomes: new Map([[id, outcome]]),
+          ...(latestApiUsage ? { apiUsage: latestApiUsage } : {}),
+        };
+      }
+      const outcomes = new Map<string, DeliveryOutcome>();
+      let apiUsage: ApiUsage | undefined;
+      for (let start = 0; start < distinct.length; start += MAX_COLLECTION_SIZE) {
+        const delivery = await upsertCaseCollection(
+          collections,
+          distinct.slice(start, start + MAX_COLLECTION_SIZE),
+        );
+        for (const [id, outcome] of delivery.outcomes) outcomes.set(id, outcome);
+        apiUsage = delivery.apiUsage ?? apiUsage;
+      }
+      return { outcomes, ...(apiUsage ? { apiUsage } : {}) };
+    },
+
+    latestApiUsage: () => latestApiUsage,
   };
+  return client;
 }

@@ -1,5 +1,7 @@
 /** Salesforce REST adapter for cases (CONTRACT section 3, CRM). */
+export { type ApiUsage, parseApiUsage } from './apiUsage.ts';
 export { createCrmClient } from './client.ts';
+export { MAX_COLLECTION_SIZE } from './collections.ts';
 export { crmConfigFromEnv } from './config.ts';
 export {
   DEFAULT_CASE_EXTERNAL_ID_FIELD,
@@ -9,4 +11,4 @@ export {
 export { CaseMappingError, CrmConfigError } from './errors.ts';
 export { mapCase } from './mapping.ts';
 export { DEFAULT_CASE_MAPPING, loadCaseMapping, parseCaseMapping } from './mappingFile.ts';
-export type { CaseMapping, CrmClient, CrmConfig, MappingRule } from './types.ts';
+export type { CaseMapping, CrmBatchDelivery, CrmClient, CrmConfig, MappingRule } from './types.ts';

@@ -1,17 +1,19 @@
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
 import { describeFetchError } from '../errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
-import { DEFAULT_ERP_TIMEOUT_MS } from './constants.ts';
+import { deliverRegistrationBatch } from './batch.ts';
+import { DEFAULT_ERP_BATCH_SIZE, DEFAULT_ERP_TIMEOUT_MS } from './constants.ts';
 import { cookieHeader, storeCookies } from './cookies.ts';
-import { fetchCsrfSession } from './csrf.ts';
+import { createCsrfSessions } from './csrfSessions.ts';
 import { basicAuthorization, erpEndpoints } from './endpoints.ts';
 import { classifyErpAnswer, isCsrfRequired, isOwnRepeat } from './response.ts';
-import type { CsrfResult, CsrfSession, ErpClient, ErpConfig, PostAnswer } from './types.ts';
+import type { CsrfSession, ErpClient, ErpConfig, PostAnswer } from './types.ts';
 
 /**
  * Creates the SAP Gateway adapter for sales registrations (CONTRACT section 3, ERP). Create it once per
  * process: it keeps the CSRF token and session cookies and reuses them until the ERP refuses them.
- * Never throws per record: every result is a {@link DeliveryOutcome}.
+ * Never throws per record: every result is a {@link DeliveryOutcome}; several registrations go in `$batch`
+ * calls of at most `batchSize` (ERP_BATCH_SIZE).
  *
  * @example
  * const erp = createErpClient(erpConfigFromEnv());
@@ -20,33 +22,12 @@ import type { CsrfResult, CsrfSession, ErpClient, ErpConfig, PostAnswer } from '
  */
 export function createErpClient(config: ErpConfig): ErpClient {
   const timeoutMs = config.timeoutMs ?? DEFAULT_ERP_TIMEOUT_MS;
-  const { entitySet, serviceRoot } = erpEndpoints(config);
+  const { entitySet, serviceRoot, batch, entitySetName } = erpEndpoints(config);
   const authorization = basicAuthorization(config.username, config.password);
 
-  // One token fetch at a time, shared by concurrent deliveries (a Lambda batch runs them in parallel).
-  let cached: Promise<CsrfResult> | undefined;
-
-  const currentSession = (): Promise<CsrfResult> => {
-    if (!cached) {
-      const pending = fetchCsrfSession(serviceRoot, authorization, timeoutMs);
-      cached = pending;
-      // A failure is not kept: the next delivery tries again.
-      void pending.then((result) => {
-        if (!result.ok && cached === pending) cached = undefined;
-      });
-    }
-    return cached;
-  };
-
-  const renewSession = async (refused: CsrfSession): Promise<CsrfResult> => {
-    const seen = cached;
-    const latest = seen ? await seen : undefined;
-    // Another delivery may already have renewed it while this one waited: use that token.
-    if (cached !== seen) return currentSession();
-    if (latest?.ok && latest.session !== refused) return latest;
-    cached = undefined;
-    return currentSession();
-  };
+  const sessions = createCsrfSessions(serviceRoot, authorization, timeoutMs);
+  const batchSize = config.batchSize ?? DEFAULT_ERP_BATCH_SIZE;
+  const batchContext = { batchUrl: batch, entitySetName, authorization, sessions, timeoutMs };
 
   const post = async (session: CsrfSession, body: string): Promise<PostAnswer> => {
     try {
@@ -75,10 +56,10 @@ export function createErpClient(config: ErpConfig): ErpClient {
     }
   };
 
-  return {
+  const client: ErpClient = {
     async deliverSalesRegistration(record, registrationId): Promise<DeliveryOutcome> {
       const body = JSON.stringify({ ...record, RegistrationId: registrationId });
-      const first = await currentSession();
+      const first = await sessions.current();
       if (!first.ok) return { kind: 'transient', error: first.error, reachedDownstream: false };
 
       let answer = await post(first.session, body);
@@ -87,7 +68,7 @@ export function createErpClient(config: ErpConfig): ErpClient {
         refusedOnce = true;
         // The token expired (session timeout, ERP restart): one new token, one repeat. The refused POST
         // did reach the ERP, so every outcome from here on has reachedDownstream true.
-        const renewed = await renewSession(first.session);
+        const renewed = await sessions.renew(first.session);
         if (!renewed.ok) {
           return { kind: 'transient', error: `${renewed.error} (token refused)`, reachedDownstream: true };
         }
@@ -116,5 +97,23 @@ export function createErpClient(config: ErpConfig): ErpClient {
           return { kind: 'transient', error: answer.error, reachedDownstream: refusedOnce };
       }
     },
+
+    async deliverSalesRegistrations(items) {
+      // One change set per registration: a record listed twice (two queue messages of one record) goes once.
+      const distinct = [...new Map(items.map((item) => [item.id, item])).values()];
+      if (distinct.length === 1) {
+        const [{ id, record }] = distinct;
+        return { outcomes: new Map([[id, await client.deliverSalesRegistration(record, id)]]) };
+      }
+      const outcomes = new Map<string, DeliveryOutcome>();
+      for (let start = 0; start < distinct.length; start += batchSize) {
+        const chunk = distinct.slice(start, start + batchSize);
+        for (const [id, outcome] of (await deliverRegistrationBatch(batchContext, chunk)).outcomes) {
+          outcomes.set(id, outcome);
+        }
+      }
+      return { outcomes };
+    },
   };
+  return client;
 }

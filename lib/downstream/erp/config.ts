@@ -1,12 +1,13 @@
 import { required } from '../../settings.ts';
-import { DEFAULT_ERP_SERVICE_PATH } from './constants.ts';
+import { DEFAULT_ERP_BATCH_SIZE, DEFAULT_ERP_SERVICE_PATH, MAX_ERP_BATCH_SIZE } from './constants.ts';
 import { ErpConfigError } from './errors.ts';
 import type { ErpConfig } from './types.ts';
 
 /**
  * Reads the ERP settings of CONTRACT section 3 from the environment.
  *
- * @throws ErpConfigError when ERP_BASE_URL, ERP_USERNAME or ERP_PASSWORD is missing or the URL is not http(s).
+ * @throws ErpConfigError when ERP_BASE_URL, ERP_USERNAME or ERP_PASSWORD is missing, the URL is not http(s),
+ *   or ERP_BATCH_SIZE is not a whole number from 1 to MAX_ERP_BATCH_SIZE.
  * @example
  * const client = createErpClient(erpConfigFromEnv());
  */
@@ -18,12 +19,18 @@ export function erpConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ErpConfi
   const servicePath = env.ERP_SERVICE_PATH?.trim() || DEFAULT_ERP_SERVICE_PATH;
   if (!servicePath.startsWith('/')) throw new ErpConfigError('setting ERP_SERVICE_PATH must start with /');
   const sapClient = env.ERP_SAP_CLIENT?.trim();
+  const batchSizeText = env.ERP_BATCH_SIZE?.trim();
+  const batchSize = batchSizeText ? Number(batchSizeText) : DEFAULT_ERP_BATCH_SIZE;
+  if (!/^\d+$/.test(batchSizeText ?? '1') || batchSize < 1 || batchSize > MAX_ERP_BATCH_SIZE) {
+    throw new ErpConfigError(`setting ERP_BATCH_SIZE must be a whole number from 1 to ${MAX_ERP_BATCH_SIZE}`);
+  }
   return {
     baseUrl,
     servicePath,
     username: required('ERP_USERNAME', env.ERP_USERNAME?.trim(), ErpConfigError),
     // Not trimmed: a password may legitimately start or end with a space.
     password: required('ERP_PASSWORD', env.ERP_PASSWORD, ErpConfigError),
+    batchSize,
     ...(sapClient ? { sapClient } : {}),
   };
 }

@@ -6,6 +6,10 @@ export interface ErpEndpoints {
   entitySet: URL;
   /** The service root (entity set path without its last segment): CSRF token fetches go here. */
   serviceRoot: URL;
+  /** `{service root}$batch`: several registrations in one call. */
+  batch: URL;
+  /** The entity set's name, the relative URL of a POST inside a `$batch` change set. */
+  entitySetName: string;
 }
 
 /**
@@ -25,11 +29,11 @@ export function erpEndpoints(config: ErpConfig): ErpEndpoints {
   const rootPath = entityPath.slice(0, entityPath.lastIndexOf('/') + 1);
   const entitySet = new URL(entityPath, base.origin);
   const serviceRoot = new URL(rootPath, base.origin);
+  const batch = new URL(`${rootPath}$batch`, base.origin);
   if (config.sapClient) {
-    entitySet.searchParams.set('sap-client', config.sapClient);
-    serviceRoot.searchParams.set('sap-client', config.sapClient);
+    for (const url of [entitySet, serviceRoot, batch]) url.searchParams.set('sap-client', config.sapClient);
   }
-  return { entitySet, serviceRoot };
+  return { entitySet, serviceRoot, batch, entitySetName: entityPath.slice(rootPath.length) };
 }
 
 /**

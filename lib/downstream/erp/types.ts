@@ -1,5 +1,5 @@
 import type { SalesRegistration } from '../../types.ts';
-import type { DeliveryOutcome } from '../types.ts';
+import type { BatchDelivery, BatchItem, DeliveryOutcome } from '../types.ts';
 
 /** Connection settings of the SAP Gateway OData v2 service (CONTRACT section 3, ERP). */
 export interface ErpConfig {
@@ -13,11 +13,18 @@ export interface ErpConfig {
   sapClient?: string;
   /** Per request, default 10 000 ms. */
   timeoutMs?: number;
+  /** At most this many registrations per `$batch` call (ERP_BATCH_SIZE), default 50. */
+  batchSize?: number;
 }
 
 /** Delivers sales registrations; create one per process (it caches the CSRF token and cookies). */
 export interface ErpClient {
   deliverSalesRegistration(record: SalesRegistration, registrationId: string): Promise<DeliveryOutcome>;
+  /**
+   * Delivers several registrations (id = RegistrationId) in `$batch` calls of at most `batchSize`; a lone one
+   * goes by the single POST. One outcome per distinct id.
+   */
+  deliverSalesRegistrations(items: readonly BatchItem<SalesRegistration>[]): Promise<BatchDelivery>;
 }
 
 /** A CSRF token with the session cookies it was issued with: SAP accepts the token only with them. */
