@@ -1,11 +1,12 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { queueUrlFor } from '../config.ts';
 import { metrics } from '../observability/metrics.ts';
+import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { openRecordIds, postponeDue } from '../store/openRecords.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
 import type { StatusRecord } from '../store/types.ts';
-import type { QueuedRecord, RecordKind } from '../types.ts';
+import type { RecordKind } from '../types.ts';
 import { dueAfter, reconcileSettings } from './settings.ts';
 
 const KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
@@ -28,13 +29,6 @@ export interface ReconcileResult {
   /** How long the longest-waiting record queued again had been accepted, in seconds (0 when none). */
   oldestWaitSeconds: number;
 }
-
-const messageOf = (status: StatusRecord): QueuedRecord => ({
-  id: status.id,
-  kind: status.kind,
-  requestId: status.requestId,
-  record: status.record,
-});
 
 /**
  * The reconciler: finds `accepted` records that nobody has queued or worked on by their `dueAt` (a crash between
@@ -77,7 +71,7 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
           due.push(status);
       }
       if (due.length === 0) continue;
-      const failed = new Set(await sendRecords(queueUrlFor(kind), due.map(messageOf)));
+      const failed = new Set(await sendRecords(queueUrlFor(kind), due.map(queuedRecordOf)));
       for (const status of due) {
         if (failed.has(status.id)) continue;
         result.requeued[kind]++;

@@ -25,6 +25,12 @@ export interface StatusRecord {
   status: RecordStatus;
   /** Delivery requests that reached the downstream system. */
   attempts: number;
+  /**
+   * Claims for delivery since acceptance or the last redrive, whether the request reached the downstream or not
+   * (absent: none yet). The worker decides `failed` from it (DELIVERY_MAX_ATTEMPTS), never from SQS's receive
+   * count: a copy bounced by another worker's lease or queued again by the reconciler claims nothing.
+   */
+  tries?: number;
   acceptedAt: string;
   updatedAt: string;
   /** The caller it belongs to (a client name); only that caller can look it up. */
