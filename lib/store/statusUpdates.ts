@@ -100,7 +100,8 @@ export const recordAttempt = async (
     'updatedAt = :at',
     '#history = list_append(if_not_exists(#history, :empty), :step)',
   ];
-  const remove = ['leaseUntil'];
+  // A try resets the spacing of the reconciler's re-queues (lib/reconcile): the record is moving again.
+  const remove = ['leaseUntil', 'requeues'];
   const values: Record<string, AttributeValue> = {
     ':status': { S: outcome.status },
     ':statusKey': { S: statusKeyOf(claimed.kind, outcome.status) },

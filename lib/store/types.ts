@@ -62,6 +62,11 @@ export interface StatusRecord {
    * `acceptedAt`), through which a caller looks up its records by frame number without a table scan.
    */
   frameKey?: string;
+  /**
+   * While `accepted`: how often the reconciler has queued it again since a worker last tried it (absent: never).
+   * Each re-queue doubles the wait for the next (lib/reconcile/settings.ts requeueDelaySeconds).
+   */
+  requeues?: number;
   /** While a worker delivers the record: until when its claim holds (ISO time). Others wait or drop their copy. */
   leaseUntil?: string;
   /** `<kind>#<status>`, kept in step with `status`: the partition key of the `status` index (sort key `acceptedAt`). */
