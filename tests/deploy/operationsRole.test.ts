@@ -166,26 +166,36 @@ describe('OperationsRole in the packaged template', () => {
     }
   });
 
-  it('can be assumed by the account’s own principals only, and its ARN is a stack output', () => {
-    // Act
+  it('can be assumed by the named operators, or else by the account’s principals with MFA only; its ARN is an output', () => {
+    // Prepare: the trust policy is one statement chosen by the HasOperatorPrincipals condition.
+    interface TrustStatement {
+      Effect: string;
+      Principal: Record<string, unknown>;
+      Action: unknown;
+      Condition?: unknown;
+    }
     const trust = template.Resources[ROLE].Properties.AssumeRolePolicyDocument as {
-      Statement: {
-        Effect: string;
-        Principal: Record<string, unknown>;
-        Action: unknown;
-        Condition?: unknown;
-      }[];
+      Statement: { 'Fn::If': [string, TrustStatement, TrustStatement] }[];
     };
+    const conditions = template.Conditions as Record<string, unknown>;
     const outputs = template.Outputs as Record<string, { Value: unknown }>;
-    // Assess
+    // Act
     expect(trust.Statement).toHaveLength(1);
-    const [statement] = trust.Statement;
-    expect(statement.Effect).toBe('Allow');
-    expect([statement.Action].flat()).toEqual(['sts:AssumeRole']);
-    expect(Object.keys(statement.Principal)).toEqual(['AWS']);
-    expect([statement.Principal.AWS].flat().map((p) => refs.resolve(p))).toEqual([
+    const [conditionName, named, anyWithMfa] = trust.Statement[0]['Fn::If'];
+    // Assess: packaged without operatorPrincipals, the condition is false (the MFA branch applies).
+    expect(conditionName).toBe('HasOperatorPrincipals');
+    expect(conditions.HasOperatorPrincipals).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+    for (const statement of [named, anyWithMfa]) {
+      expect(statement.Effect).toBe('Allow');
+      expect([statement.Action].flat()).toEqual(['sts:AssumeRole']);
+      expect(Object.keys(statement.Principal)).toEqual(['AWS']);
+    }
+    expect(named.Principal.AWS).toEqual({ 'Fn::Split': [',', ''] });
+    expect(named).not.toHaveProperty('Condition');
+    expect([anyWithMfa.Principal.AWS].flat().map((p) => refs.resolve(p))).toEqual([
       `arn:aws:iam::${PSEUDO_PARAMETERS['AWS::AccountId']}:root`,
     ]);
+    expect(anyWithMfa.Condition).toEqual({ Bool: { 'aws:MultiFactorAuthPresent': 'true' } });
     expect(outputs.OperationsRoleArn.Value).toEqual({ 'Fn::GetAtt': [ROLE, 'Arn'] });
   });
 
