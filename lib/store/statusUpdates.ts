@@ -188,7 +188,9 @@ export const reopenFailedRecord = async (
   reopen: { at: Date; dueAt: string },
 ): Promise<StatusRecord | undefined> => {
   const event = pendingChangeOf(current, { state: 'accepted', attempts: current.attempts, at: reopen.at });
-  return updatedRecord({
+  // Only the attributes written come back (the operators' role may not have `record` returned): the record as
+  // written is the one read, changed by them.
+  const updated = await updatedRecord({
     TableName: recordsTable(),
     Key: { pk: { S: current.id } },
     UpdateExpression: [
@@ -219,8 +221,11 @@ export const reopenFailedRecord = async (
       ':event': listOf(event),
       ':eventsDue': { S: dueAfter(reopen.at, EVENTS_DUE_AFTER_SECONDS) },
     },
-    ReturnValues: 'ALL_NEW',
+    ReturnValues: 'UPDATED_NEW',
   });
+  if (!updated) return undefined;
+  const { leaseUntil: _l, purgeKind: _k, purgeAt: _p, expiresAt: _x, ...kept } = current;
+  return { ...kept, ...updated };
 };
 
 const updatedRecord = async (input: UpdateItemCommandInput): Promise<StatusRecord | undefined> => {
