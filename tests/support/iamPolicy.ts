@@ -136,7 +136,7 @@ const conditionsHold = (statement: PolicyStatement, context: Record<string, stri
           return values === undefined || values.some((value) => allowed.includes(value));
         default:
           // StringEquals, Bool: the key must be there with an allowed value.
-          return values !== undefined && values.some((value) => allowed.includes(value));
+          return values?.some((value) => allowed.includes(value)) ?? false;
       }
     }),
   );
