@@ -45,7 +45,7 @@ export const acceptedSalesSeeder = (queueUrl: string, prefix: string) => {
     await seedStatusRecords(statuses);
     const failed = await sendRecords(
       queueUrl,
-      statuses.map(({ id, kind, requestId, record }) => ({ id, kind, requestId, record })),
+      statuses.map(({ id, kind, requestId }) => ({ id, kind, requestId })),
     );
     if (failed.length > 0) throw new Error(`seeding: ${failed.length} messages not queued`);
     return statuses.map((s) => s.id);

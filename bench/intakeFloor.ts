@@ -76,7 +76,6 @@ const queue = async (queueUrl: string, statuses: Status[]): Promise<void> => {
                 id: status.id,
                 kind: status.kind,
                 requestId: status.requestId,
-                record: status.record,
               }),
             })),
           }),

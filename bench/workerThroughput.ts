@@ -67,7 +67,7 @@ const countJsonCalls = (client: JsonProtocolClient, counts: Counts) => {
 };
 
 const child = async (): Promise<WorkerResult> => {
-  const { marshall } = await import('@aws-sdk/util-dynamodb');
+  const { marshall, unmarshall } = await import('@aws-sdk/util-dynamodb');
   const { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } = await import('@aws-sdk/client-sqs');
   const { UpdateItemCommand } = await import('../lib/aws/jsonProtocol/dynamodb.ts');
   const { PutEventsCommand } = await import('../lib/aws/jsonProtocol/eventBridge.ts');
@@ -120,15 +120,16 @@ const child = async (): Promise<WorkerResult> => {
     .join('; ');
 
   const deliverBare = async (body: string) => {
-    const message = JSON.parse(body) as { id: string; record: object };
+    const message = JSON.parse(body) as { id: string };
     // The claim of lib/store/statusUpdates.ts before the downstream call (a conditional write with a lease), bare.
     const now = new Date();
     const lease = new Date(now.getTime() + 90_000).toISOString();
-    await dynamoClient().send(
+    // The record delivered is the one the claim returns (the message only names it), as the worker does.
+    const claimed = await dynamoClient().send(
       new UpdateItemCommand({
         TableName: table,
         Key: { pk: { S: message.id } },
-        UpdateExpression: 'SET leaseUntil = :lease',
+        UpdateExpression: 'SET leaseUntil = :lease, tries = if_not_exists(tries, :zero) + :one',
         ConditionExpression:
           '#status = :accepted AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -136,10 +137,13 @@ const child = async (): Promise<WorkerResult> => {
           ':lease': { S: lease },
           ':now': { S: now.toISOString() },
           ':accepted': { S: 'accepted' },
+          ':zero': { N: '0' },
+          ':one': { N: '1' },
         },
         ReturnValues: 'ALL_NEW',
       }),
     );
+    const { record } = unmarshall(claimed.Attributes ?? {}) as { record: object };
     const answer = await fetch(entitySet, {
       method: 'POST',
       headers: {
@@ -149,7 +153,7 @@ const child = async (): Promise<WorkerResult> => {
         'Content-Type': 'application/json',
         Accept: 'application/json',
       },
-      body: JSON.stringify({ ...message.record, RegistrationId: message.id }),
+      body: JSON.stringify({ ...record, RegistrationId: message.id }),
     });
     const documentNumber = String(
       (JSON.parse(await answer.text()) as { d: { DocumentNumber: string } }).d.DocumentNumber,

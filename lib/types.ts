@@ -52,10 +52,14 @@ export interface CaseRecord {
   frameNo?: string;
 }
 
-/** Body of one SQS message: one accepted record. */
+/**
+ * Body of one SQS message: it names an accepted record, never carries it. The worker delivers what the store holds
+ * under `id`, so whoever can send to a queue cannot choose what reaches SAP or Salesforce. Messages written before
+ * this change also carry `record`; the worker reads them and ignores that field.
+ */
 export interface QueuedRecord {
   id: string;
   kind: RecordKind;
+  /** The intake request that accepted the record, for tracing. */
   requestId: string;
-  record: SalesRegistration | CaseRecord;
 }

@@ -6,29 +6,27 @@ import { queueUrlFor } from '../config.ts';
 import type { DeliveryOutcome } from '../downstream/types.ts';
 import { publishAfterOutcome } from '../events/publish.ts';
 import type { OutcomeTally } from '../observability/metrics.ts';
+import { readQueuedRecord } from '../queue/queuedRecord.ts';
+import { messageBody } from '../queue/sendRecords.ts';
 import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
 import { type AttemptOutcome, claimRecord, recordAttempt } from '../store/statusUpdates.ts';
 import type { QueuedRecord } from '../types.ts';
+import { sendToDeadLetterQueue } from './deadLetters.ts';
 import { deliverToDownstream, downstreamOf } from './downstreams.ts';
-import { DeliveryAttemptsExhausted, DeliveryRetryLater, MalformedMessageError } from './errors.ts';
+import { DeliveryRetryLater, MalformedMessageError } from './errors.ts';
 import { type DeliverySettings, retryDelaySeconds } from './settings.ts';
 
-/** Reads a message body written by intake; anything else is refused. */
+/**
+ * Reads a message body as the record it names (lib/queue/queuedRecord.ts); anything else is refused. Content an
+ * older message carries (`record`) is dropped: the worker delivers what the store holds.
+ *
+ * @example
+ * parseQueuedRecord(sqsRecord.body) // { id, kind, requestId }
+ */
 export const parseQueuedRecord = (body: string): QueuedRecord => {
-  try {
-    const message = JSON.parse(body) as QueuedRecord;
-    if (
-      typeof message.id === 'string' &&
-      typeof message.kind === 'string' &&
-      message.record &&
-      typeof message.record === 'object'
-    ) {
-      return message;
-    }
-  } catch {
-    // fall through
-  }
-  throw new MalformedMessageError();
+  const message = readQueuedRecord(body);
+  if (!message) throw new MalformedMessageError();
+  return message;
 };
 
 const changeVisibility = (message: QueuedRecord, sqsRecord: SQSRecord, seconds: number) =>
@@ -63,12 +61,14 @@ const secondsUntil = (iso: string, now: Date) =>
   Math.max(1, Math.ceil((Date.parse(iso) - now.getTime()) / 1000));
 
 /**
- * Delivers one SQS record and records the outcome on its status record: `delivered`, `rejected` (permanent
- * refusal, not retried), or, for a transient failure, `accepted` with the error and a backoff set on the
- * message's visibility (then throws, so the batch reports it as failed), or `failed` after the last attempt
- * (then throws, and SQS moves the message to the dead-letter queue).
- * The record is claimed first (a lease): a copy of a message whose record is settled is dropped, one whose record
- * another worker is delivering right now comes back when that lease ends.
+ * Delivers the stored record an SQS message names (the claimed status record's `record`, never the message body's)
+ * and records the outcome on it: `delivered`, `rejected` (permanent refusal, not retried), or, for a transient
+ * failure, `accepted` with the error and a backoff set on the message's visibility (then throws, so the batch
+ * reports it as failed), or `failed` on the record's last try (DELIVERY_MAX_ATTEMPTS claims, counted on the
+ * record): the worker then puts the message on the dead-letter queue itself and the batch deletes it.
+ * The record is claimed first (a lease, which counts the try): a copy of a message whose record is settled is
+ * dropped (one of a `failed` record goes to the dead-letter queue), one whose record another worker is delivering
+ * right now comes back when that lease ends, without spending a try.
  *
  * @example
  * await deliverRecord(sqsRecord, { settings, log: logger, tally: new OutcomeTally() });
@@ -79,7 +79,6 @@ export const deliverRecord = async (sqsRecord: SQSRecord, batch: BatchContext): 
   const downstream = downstreamOf(message.kind);
   // Keys on every line of this record (not a child logger per record: that costs a Console each).
   const keys = { correlationId: message.requestId, recordId: message.id, downstream };
-  const attempt = Number(sqsRecord.attributes?.ApproximateReceiveCount ?? '1');
   const { reconcileAfterSeconds } = reconcileSettings();
 
   const claimedAt = batch.now?.() ?? new Date();
@@ -91,6 +90,12 @@ export const deliverRecord = async (sqsRecord: SQSRecord, batch: BatchContext): 
       log.error('no status record: message dropped', keys);
       return;
     }
+    if (current.status === 'failed') {
+      // Its message reaches the dead-letter queue even if the worker that failed it could not send it there.
+      await sendToDeadLetterQueue(queueUrlFor(message.kind), messageBody(message));
+      log.info('record failed: message to the dead-letter queue', keys);
+      return;
+    }
     if (current.status !== 'accepted') {
       log.info('record already settled: message dropped', { ...keys, status: current.status });
       return;
@@ -99,11 +104,13 @@ export const deliverRecord = async (sqsRecord: SQSRecord, batch: BatchContext): 
     const delaySeconds = secondsUntil(current.leaseUntil ?? leaseUntil, claimedAt);
     await changeVisibility(message, sqsRecord, delaySeconds);
     log.info('record being delivered by another worker: message waits', { ...keys, delaySeconds });
-    throw new DeliveryRetryLater(attempt, delaySeconds);
+    throw new DeliveryRetryLater(current.tries ?? 0, delaySeconds);
   }
   const status = claim.claimed;
+  // This try's number, counted on the record by the claim (never SQS's ApproximateReceiveCount).
+  const attempt = status.tries ?? 1;
 
-  const outcome = await deliverToDownstream(message).catch(unreachable);
+  const outcome = await deliverToDownstream(status).catch(unreachable);
   const at = batch.now?.() ?? new Date();
   const attempts = outcome.reachedDownstream ? 1 : 0;
   const record = async (change: Omit<AttemptOutcome, 'attempts' | 'at'>) => {
@@ -127,11 +134,11 @@ export const deliverRecord = async (sqsRecord: SQSRecord, batch: BatchContext): 
   }
   if (attempt >= settings.maxAttempts) {
     await record({ status: 'failed', error: outcome.error });
-    // Visible again at once, so SQS moves it to the dead-letter queue on the next receive, not after the timeout.
-    await changeVisibility(message, sqsRecord, 0);
     tally.add('failed', downstream);
     log.error('attempts exhausted: to the dead-letter queue', { ...keys, attempt });
-    throw new DeliveryAttemptsExhausted(attempt);
+    // Should this send fail, the message comes back and, its record `failed`, is sent there on that receive.
+    await sendToDeadLetterQueue(queueUrlFor(message.kind), messageBody(message));
+    return;
   }
   const delaySeconds = retryDelaySeconds(attempt, settings.retryBaseSeconds);
   await record({

@@ -1,7 +1,8 @@
 import { type CrmClient, createCrmClient, crmConfigFromEnv } from '../downstream/crm/index.ts';
 import { createErpClient, type ErpClient, erpConfigFromEnv } from '../downstream/erp/index.ts';
 import type { DeliveryOutcome } from '../downstream/types.ts';
-import type { CaseRecord, QueuedRecord, SalesRegistration } from '../types.ts';
+import type { StatusRecord } from '../store/types.ts';
+import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { readSecrets } from './secrets.ts';
 
 /*
@@ -19,7 +20,7 @@ export const resetDownstreamClients = (): void => {
 };
 
 /** Which downstream system a kind of record goes to, for logs and metrics. */
-export const downstreamOf = (kind: QueuedRecord['kind']): 'erp' | 'crm' =>
+export const downstreamOf = (kind: RecordKind): 'erp' | 'crm' =>
   kind === 'salesRegistration' ? 'erp' : 'crm';
 
 // The configuration is read only when a client is (re)built, not per delivery: copying the environment is slow.
@@ -43,10 +44,16 @@ const crmClient = async (): Promise<CrmClient> => {
 };
 
 /**
- * Delivers one queued record to its downstream: a sales registration to SAP (with its id as `RegistrationId`),
- * a case to Salesforce (upserted under its id, the CrmId).
+ * Delivers one stored record (the status record the worker claimed, never a message's body) to its downstream: a
+ * sales registration to SAP (with its id as `RegistrationId`), a case to Salesforce (upserted under its id, the
+ * CrmId).
+ *
+ * @example
+ * const outcome = await deliverToDownstream(claim.claimed);
  */
-export const deliverToDownstream = async (message: QueuedRecord): Promise<DeliveryOutcome> =>
-  message.kind === 'salesRegistration'
-    ? (await erpClient()).deliverSalesRegistration(message.record as SalesRegistration, message.id)
-    : (await crmClient()).upsertCase(message.record as CaseRecord, message.id);
+export const deliverToDownstream = async (
+  stored: Pick<StatusRecord, 'id' | 'kind' | 'record'>,
+): Promise<DeliveryOutcome> =>
+  stored.kind === 'salesRegistration'
+    ? (await erpClient()).deliverSalesRegistration(stored.record as SalesRegistration, stored.id)
+    : (await crmClient()).upsertCase(stored.record as CaseRecord, stored.id);

@@ -6,14 +6,6 @@ export class DeliveryRetryLater extends Error {
   }
 }
 
-/** The last attempt failed transiently: the record is `failed` and SQS moves the message to the dead-letter queue. */
-export class DeliveryAttemptsExhausted extends Error {
-  constructor(attempts: number) {
-    super(`all ${attempts} attempts failed; the message goes to the dead-letter queue`);
-    this.name = 'DeliveryAttemptsExhausted';
-  }
-}
-
 /** A message that is not a queued record (never written by this service). */
 export class MalformedMessageError extends Error {
   constructor() {

@@ -2,7 +2,10 @@ import { positiveInteger } from '../settings.ts';
 
 /** Delivery settings (CONTRACT section 3), read from the environment. */
 export interface DeliverySettings {
-  /** All attempts, the first included; equals the queue's maxReceiveCount. */
+  /**
+   * All tries, the first included, counted on the record (`tries`). The queue's maxReceiveCount is set far higher
+   * (serverless.yml custom.delivery.maxReceiveCount): receives also count copies bounced by a lease.
+   */
   maxAttempts: number;
   /** The wait after attempt n is at least this times 2^(n-1), plus at most 20 % jitter. */
   retryBaseSeconds: number;

@@ -3,7 +3,8 @@ import type { SalesRegistration } from '../types.ts';
 import type { PendingEvent, RecordStateChanged } from './types.ts';
 
 /** What an event needs of the record it is about (none of its personal fields). */
-export type EventSubject = Pick<StatusRecord, 'id' | 'kind' | 'owner' | 'acceptedAt' | 'record'>;
+export type EventSubject = Pick<StatusRecord, 'id' | 'kind' | 'owner' | 'acceptedAt' | 'record'> &
+  Partial<Pick<StatusRecord, 'frameKey' | 'dealer'>>;
 
 /** What a record changes to. */
 export interface StateChange {
@@ -54,9 +55,12 @@ export const eventOf = (record: EventSubject, pending: PendingEvent): RecordStat
   if (pending.downstreamId) event.downstreamId = pending.downstreamId;
   if (pending.error) event.error = pending.error;
   if (record.kind === 'salesRegistration') {
-    const sale = record.record as Partial<SalesRegistration>;
-    if (typeof sale.FrameNum === 'string') event.FrameNum = sale.FrameNum;
-    if (typeof sale.DealerId === 'number') event.DealerId = sale.DealerId;
+    // Read without `record` (the operators' redrive on AWS), the same values stand at the top: frameKey, dealer.
+    const sale = (record.record ?? {}) as Partial<SalesRegistration>;
+    const frameNum = sale.FrameNum ?? record.frameKey?.slice(record.frameKey.indexOf('#') + 1);
+    const dealerId = sale.DealerId ?? record.dealer;
+    if (typeof frameNum === 'string') event.FrameNum = frameNum;
+    if (typeof dealerId === 'number') event.DealerId = dealerId;
   }
   return event;
 };

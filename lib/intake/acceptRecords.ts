@@ -1,4 +1,5 @@
 import { queueUrlFor } from '../config.ts';
+import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
 import { frameKeyOf } from '../store/frameRecords.ts';
@@ -6,7 +7,7 @@ import { statusKeyOf } from '../store/statusKey.ts';
 import type { CallOptions } from '../store/statusRecords.ts';
 import { putStatusRecordIfAbsent } from '../store/statusRecords.ts';
 import type { StatusRecord } from '../store/types.ts';
-import type { CaseRecord, QueuedRecord, RecordKind, SalesRegistration } from '../types.ts';
+import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { acceptContent } from './acceptContent.ts';
 import { isAwsUnavailable, QueueUnavailableError } from './errors.ts';
 import { holdIdempotencyKey } from './idempotencyHold.ts';
@@ -61,13 +62,6 @@ export const newStatusRecord = (
     : {}),
 });
 
-const messageOf = (status: StatusRecord): QueuedRecord => ({
-  id: status.id,
-  kind: status.kind,
-  requestId: status.requestId,
-  record: status.record,
-});
-
 /** Content id → record, each distinct content once, in request order. */
 const distinctContents = (request: AcceptRequest, contentIds: string[]) => {
   const contents = new Map<string, SalesRegistration | CaseRecord>();
@@ -78,7 +72,7 @@ const distinctContents = (request: AcceptRequest, contentIds: string[]) => {
 /** Sends the messages of the records this request created; any it could not send fail the request with 503. */
 const queueCreated = async (kind: RecordKind, created: StatusRecord[], options: CallOptions) => {
   if (created.length === 0) return;
-  const failedIds = await sendRecords(queueUrlFor(kind), created.map(messageOf), options);
+  const failedIds = await sendRecords(queueUrlFor(kind), created.map(queuedRecordOf), options);
   // Stored but not queued: the reconciler queues them; the caller's retry finds them and is answered 200.
   if (failedIds.length > 0)
     throw new QueueUnavailableError(`${failedIds.length} record(s) could not be queued`);

@@ -6,6 +6,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { publishAfterOutcome } from '../events/publish.ts';
+import { queuedRecordOf, readQueuedRecord } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
 import { statusRecordsIn } from '../store/statusIndex.ts';
@@ -53,8 +54,7 @@ export const redriveByHand = async (
   let personalDataRemoved = 0;
   for await (const status of statusRecordsIn(queues.kind, 'failed')) {
     if (status.personalDataRemovedAt) personalDataRemoved++;
-    else if (await reopen(status, at))
-      reopened.push({ id: status.id, kind: status.kind, requestId: status.requestId, record: status.record });
+    else if (await reopen(status, at)) reopened.push(queuedRecordOf(status));
   }
   // Should sending fail, the records are `accepted` and due: the reconciler queues them.
   const failed = await sendRecords(queues.queueUrl, reopened);
@@ -79,9 +79,9 @@ const moveDeadLetters = async ({ sqs, queueUrl, deadLetterQueueUrl }: RedriveQue
     const messages = out.Messages ?? [];
     if (messages.length === 0) return moved;
     for (const message of messages) {
-      const body = JSON.parse(message.Body ?? '{}') as Partial<QueuedRecord>;
+      const named = readQueuedRecord(message.Body ?? '');
       const at = new Date();
-      const status = typeof body.id === 'string' ? await getStatusRecord(body.id) : undefined;
+      const status = named ? await getStatusRecord(named.id) : undefined;
       if (status?.status === 'failed') await reopen(status, at);
     }
     const sent = await sqs.send(

@@ -29,7 +29,8 @@ export const openRecordIds = (
 /**
  * Moves an `accepted` record's `dueAt` from `seen` to `dueAt`, only if nobody changed it meanwhile and no worker
  * holds a lease on it at `now`: whoever moves it first is the one who queues the record again, and a record being
- * delivered is left to its worker.
+ * delivered is left to its worker. The same write counts the re-queue (`requeues`, which spaces the next one; a
+ * worker's try resets it).
  *
  * @returns false when the record is no longer `accepted` with that `dueAt`, or is leased.
  * @example
@@ -41,7 +42,7 @@ export const postponeDue = async (id: string, seen: string, dueAt: string, now: 
       new UpdateItemCommand({
         TableName: recordsTable(),
         Key: { pk: { S: id } },
-        UpdateExpression: 'SET dueAt = :due',
+        UpdateExpression: 'SET dueAt = :due, requeues = if_not_exists(requeues, :zero) + :one',
         ConditionExpression:
           '#status = :accepted AND dueAt = :seen AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :now)',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -50,6 +51,8 @@ export const postponeDue = async (id: string, seen: string, dueAt: string, now: 
           ':seen': { S: seen },
           ':now': { S: now.toISOString() },
           ':accepted': { S: 'accepted' },
+          ':zero': { N: '0' },
+          ':one': { N: '1' },
         },
       }),
     ),

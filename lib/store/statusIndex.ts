@@ -10,6 +10,7 @@ import { GetItemCommand, QueryCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
 import type { RecordKind } from '../types.ts';
 import { FRAME_INDEX, frameKeyOf } from './frameRecords.ts';
+import { OPERATOR_ATTRIBUTES, projectionOf } from './operatorAttributes.ts';
 import { STATUS_INDEX, statusKeyOf } from './statusKey.ts';
 import { getStatusRecords } from './statusRecords.ts';
 import type { Item } from './table.ts';
@@ -26,6 +27,21 @@ export const RECORD_STATUSES: readonly RecordStatus[] = ['accepted', 'delivered'
 
 /** Every kind of record. */
 export const RECORD_KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
+
+/** The attributes of a listing's row ({@link StatusIndexEntry}), as a listing names them in its reads. */
+const ENTRY_ATTRIBUTES = [
+  'id',
+  'kind',
+  'status',
+  'owner',
+  'dealer',
+  'frameKey',
+  'attempts',
+  'acceptedAt',
+  'updatedAt',
+  'downstreamId',
+  'error',
+] as const;
 
 /** What the `status` index holds of a status record: a listing's row, without personal data. */
 export type StatusIndexEntry = Pick<
@@ -124,9 +140,21 @@ export async function* recordsByStatus(
 ): AsyncGenerator<StatusIndexEntry[]> {
   const reader = options.reader ?? serviceReader();
   const input = statusQuery(kind, status, options);
+  // The row's attributes only, named (Select SPECIFIC_ATTRIBUTES): the operators' role may read nothing else.
+  const projection = projectionOf(ENTRY_ATTRIBUTES);
+  const listing = {
+    ...input,
+    Select: 'SPECIFIC_ATTRIBUTES' as const,
+    ProjectionExpression: projection.ProjectionExpression,
+    ExpressionAttributeNames: { ...input.ExpressionAttributeNames, ...projection.ExpressionAttributeNames },
+  };
   let startKey: Item | undefined;
   do {
-    const out = await reader.query({ ...input, Limit: options.pageSize ?? 100, ExclusiveStartKey: startKey });
+    const out = await reader.query({
+      ...listing,
+      Limit: options.pageSize ?? 100,
+      ExclusiveStartKey: startKey,
+    });
     const entries = (out.Items ?? []).map(entryOf);
     if (entries.length > 0) yield entries;
     startKey = out.LastEvaluatedKey;
@@ -184,6 +212,7 @@ export const frameRecordIds = async (
         ':frameKey': { S: frameKeyOf(owner, frameNum) },
         ...(options.acceptedBefore === undefined ? {} : { ':before': { S: options.acceptedBefore } }),
       },
+      Select: 'SPECIFIC_ATTRIBUTES',
       ProjectionExpression: 'id',
       ExclusiveStartKey: startKey,
     });
@@ -194,21 +223,23 @@ export const frameRecordIds = async (
 };
 
 /**
- * One status record in full (a consistent GetItem), or undefined when there is none with that id (a content
- * alias is no record either).
+ * One status record (a consistent GetItem): in full, or with `attributes` only those (the operators' tools on AWS
+ * read {@link OPERATOR_ATTRIBUTES}: no `record`); undefined when there is none with that id (a content alias is no
+ * record either).
  *
  * @example
- * const status = await readStatusRecord('3f0c...', { reader });
+ * const status = await readStatusRecord('3f0c...', { reader, attributes: OPERATOR_ATTRIBUTES });
  */
 export const readStatusRecord = async (
   id: string,
-  options: { reader?: TableReader } = {},
+  options: { reader?: TableReader; attributes?: readonly string[] } = {},
 ): Promise<StatusRecord | undefined> => {
   const reader = options.reader ?? serviceReader();
   const out = await reader.getItem({
     TableName: recordsTable(),
     Key: { pk: { S: id } },
     ConsistentRead: true,
+    ...(options.attributes ? projectionOf(options.attributes) : {}),
   });
   if (!out.Item || out.Item.aliasOf) return undefined;
   const { pk: _pk, ...rest } = unmarshall(out.Item);
@@ -216,9 +247,9 @@ export const readStatusRecord = async (
 };
 
 /**
- * Every status record of a kind in a state, in full: each page of the `status` index read back with a consistent
+ * Every status record of a kind in a state: each page of the `status` index read back with a consistent
  * BatchGetItem, and only the records still in that state yielded (the index lags the table a little). For operator
- * actions such as redrive; no table scan.
+ * actions such as redrive, which read {@link OPERATOR_ATTRIBUTES} only (no `record`); no table scan.
  *
  * @example
  * for await (const failed of statusRecordsIn('caseRecord', 'failed')) await reopen(failed);
@@ -231,7 +262,7 @@ export async function* statusRecordsIn(
   for await (const page of recordsByStatus(kind, status, { pageSize: options.pageSize ?? 100 })) {
     const records = await getStatusRecords(
       page.map((entry) => entry.id),
-      { consistent: true },
+      { consistent: true, attributes: OPERATOR_ATTRIBUTES },
     );
     for (const entry of page) {
       const record = records.get(entry.id);

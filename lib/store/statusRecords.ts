@@ -22,16 +22,19 @@ export const fromItem = (item: Item): StatusRecord => {
 };
 
 /**
- * Reads status records by id; ids without a record are absent from the map.
+ * Reads status records by id (with `attributes`, only those); ids without a record are absent from the map.
  *
  * @example
  * const records = await getStatusRecords(['3f0c...'], { consistent: true });
  */
 export const getStatusRecords = async (
   ids: string[],
-  options: { consistent?: boolean } = {},
+  options: { consistent?: boolean; attributes?: readonly string[] } = {},
 ): Promise<Map<string, StatusRecord>> => {
-  const items = await batchGetItems(ids, { consistentRead: options.consistent ?? false });
+  const items = await batchGetItems(ids, {
+    consistentRead: options.consistent ?? false,
+    attributes: options.attributes,
+  });
   return new Map([...items].map(([pk, item]) => [pk, fromItem(item)]));
 };
 

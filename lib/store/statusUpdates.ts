@@ -18,7 +18,9 @@ export type ClaimResult =
 
 /**
  * Claims an `accepted` record for one delivery: a conditional write that succeeds only when no other worker holds
- * an unexpired lease, so two copies of a message never reach the downstream together. The reconciler leaves a
+ * an unexpired lease, so two copies of a message never reach the downstream together. The same write counts the
+ * try (`tries`): a copy that meets another worker's lease, or a message the reconciler queued again, counts
+ * nothing, and a worker that dies after its claim has still spent one (a record that kills its worker ends). The reconciler leaves a
  * leased record alone (lib/store/openRecords.ts postponeDue), so the claim need not move `dueAt`: it writes no
  * attribute of any index (each move in the `open` index cost two index writes per record).
  *
@@ -35,7 +37,7 @@ export const claimRecord = async (
       new UpdateItemCommand({
         TableName: recordsTable(),
         Key: { pk: { S: id } },
-        UpdateExpression: 'SET leaseUntil = :lease',
+        UpdateExpression: 'SET leaseUntil = :lease, tries = if_not_exists(tries, :zero) + :one',
         ConditionExpression:
           '#status = :accepted AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -43,6 +45,8 @@ export const claimRecord = async (
           ':lease': { S: claim.leaseUntil },
           ':now': { S: claim.now.toISOString() },
           ':accepted': { S: 'accepted' },
+          ':zero': { N: '0' },
+          ':one': { N: '1' },
         },
         ReturnValues: 'ALL_NEW',
       }),
@@ -96,7 +100,8 @@ export const recordAttempt = async (
     'updatedAt = :at',
     '#history = list_append(if_not_exists(#history, :empty), :step)',
   ];
-  const remove = ['leaseUntil'];
+  // A try resets the spacing of the reconciler's re-queues (lib/reconcile): the record is moving again.
+  const remove = ['leaseUntil', 'requeues'];
   const values: Record<string, AttributeValue> = {
     ':status': { S: outcome.status },
     ':statusKey': { S: statusKeyOf(claimed.kind, outcome.status) },
@@ -169,8 +174,8 @@ export const recordAttempt = async (
 
 /**
  * Puts a `failed` record back to `accepted` (redrive), in the `open` index with `dueAt`: if no message of it comes
- * back (it expired from the dead-letter queue), the reconciler queues it then. Attempts and the last error stay as
- * history; the redrive is appended to it, its `accepted` event goes to the outbox, and the removal of its personal
+ * back (it expired from the dead-letter queue), the reconciler queues it then. Its tries start again from 0 (a
+ * redrive gives it the full number); attempts and the last error stay as history; the redrive is appended to it, its `accepted` event goes to the outbox, and the removal of its personal
  * fields and its expiry are called off until it settles again. Only the record as read (`current.updatedAt`) is
  * reopened, and never one whose personal fields are already removed (it could not be delivered).
  *
@@ -183,11 +188,13 @@ export const reopenFailedRecord = async (
   reopen: { at: Date; dueAt: string },
 ): Promise<StatusRecord | undefined> => {
   const event = pendingChangeOf(current, { state: 'accepted', attempts: current.attempts, at: reopen.at });
-  return updatedRecord({
+  // Only the attributes written come back (the operators' role may not have `record` returned): the record as
+  // written is the one read, changed by them.
+  const updated = await updatedRecord({
     TableName: recordsTable(),
     Key: { pk: { S: current.id } },
     UpdateExpression: [
-      'SET #status = :accepted, statusKey = :statusKey, updatedAt = :at, openKind = #kind, dueAt = :due,',
+      'SET #status = :accepted, statusKey = :statusKey, updatedAt = :at, openKind = #kind, dueAt = :due, tries = :zero,',
       '#history = list_append(if_not_exists(#history, :empty), :step),',
       'pendingEvents = list_append(if_not_exists(pendingEvents, :empty), :event),',
       'eventsKind = #kind, eventsDueAt = :eventsDue',
@@ -203,6 +210,7 @@ export const reopenFailedRecord = async (
       ':at': { S: reopen.at.toISOString() },
       ':seen': { S: current.updatedAt },
       ':due': { S: reopen.dueAt },
+      ':zero': { N: '0' },
       ':empty': { L: [] },
       ':step': listOf({
         at: reopen.at.toISOString(),
@@ -213,8 +221,11 @@ export const reopenFailedRecord = async (
       ':event': listOf(event),
       ':eventsDue': { S: dueAfter(reopen.at, EVENTS_DUE_AFTER_SECONDS) },
     },
-    ReturnValues: 'ALL_NEW',
+    ReturnValues: 'UPDATED_NEW',
   });
+  if (!updated) return undefined;
+  const { leaseUntil: _l, purgeKind: _k, purgeAt: _p, expiresAt: _x, ...kept } = current;
+  return { ...kept, ...updated };
 };
 
 const updatedRecord = async (input: UpdateItemCommandInput): Promise<StatusRecord | undefined> => {

@@ -6,6 +6,7 @@ import {
   ConditionalCheckFailedException,
 } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
+import { projectionOf } from './operatorAttributes.ts';
 
 /** DynamoDB's limits per call. */
 const BATCH_GET_LIMIT = 100;
@@ -23,15 +24,20 @@ const chunk = <T>(items: T[], size: number): T[][] => {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Reads items by partition key, 100 keys a call, retrying what DynamoDB leaves unprocessed.
+ * Reads items by partition key, 100 keys a call, retrying what DynamoDB leaves unprocessed; with `attributes`, only
+ * those (and `pk`).
  *
  * @example
  * const found = await batchGetItems(['a1', 'b2']); // Map { 'a1' => { pk: { S: 'a1' }, ... } }
  */
 export const batchGetItems = async (
   pks: string[],
-  options: { consistentRead?: boolean } = {},
+  options: { consistentRead?: boolean; attributes?: readonly string[] } = {},
 ): Promise<Map<string, Item>> => {
+  // The partition key is always read: the items are found by it.
+  const projection = options.attributes
+    ? projectionOf([...new Set(['pk', ...options.attributes])])
+    : undefined;
   const found = new Map<string, Item>();
   const unique = [...new Set(pks)];
   if (unique.length === 0) return found;
@@ -44,7 +50,9 @@ export const batchGetItems = async (
         if (round > 0) await pause(25 * 2 ** round);
         const out = await dynamoClient().send(
           new BatchGetItemCommand({
-            RequestItems: { [table]: { Keys: pending, ConsistentRead: options.consistentRead } },
+            RequestItems: {
+              [table]: { Keys: pending, ConsistentRead: options.consistentRead, ...projection },
+            },
           }),
         );
         for (const item of out.Responses?.[table] ?? []) found.set(item.pk.S as string, item);

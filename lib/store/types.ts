@@ -25,6 +25,12 @@ export interface StatusRecord {
   status: RecordStatus;
   /** Delivery requests that reached the downstream system. */
   attempts: number;
+  /**
+   * Claims for delivery since acceptance or the last redrive, whether the request reached the downstream or not
+   * (absent: none yet). The worker decides `failed` from it (DELIVERY_MAX_ATTEMPTS), never from SQS's receive
+   * count: a copy bounced by another worker's lease or queued again by the reconciler claims nothing.
+   */
+  tries?: number;
   acceptedAt: string;
   updatedAt: string;
   /** The caller it belongs to (a client name); only that caller can look it up. */
@@ -57,6 +63,11 @@ export interface StatusRecord {
    * `acceptedAt`), through which a caller looks up its records by frame number without a table scan.
    */
   frameKey?: string;
+  /**
+   * While `accepted`: how often the reconciler has queued it again since a worker last tried it (absent: never).
+   * Each re-queue doubles the wait for the next (lib/reconcile/settings.ts requeueDelaySeconds).
+   */
+  requeues?: number;
   /** While a worker delivers the record: until when its claim holds (ISO time). Others wait or drop their copy. */
   leaseUntil?: string;
   /** `<kind>#<status>`, kept in step with `status`: the partition key of the `status` index (sort key `acceptedAt`). */

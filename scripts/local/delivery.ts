@@ -20,6 +20,7 @@ import { startTtlSweeper } from './ttlSweeper.ts';
 const BATCH_SIZE = 10;
 
 const log = (line: string) => process.stderr.write(`[local] ${line}\n`);
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Settings for the in-process worker: the sandbox's, unless the ERP / CRM is configured. */
 const startSandboxes = async (): Promise<{ sap?: SapSandbox; salesforce?: SalesforceSandbox }> => {
@@ -57,15 +58,21 @@ const startReconciler = () => {
     running = running.then(async () => {
       try {
         const { reconciled, events, purge } = await runReconciler();
-        const count = reconciled.requeued.salesRegistration + reconciled.requeued.caseRecord;
-        if (count > 0) log(`reconciler: queued again ${count} record(s) nobody had queued in time`);
-        if (events.published > 0)
+        if ('error' in events) log(`reconciler: events: ${messageOf(events.error)}`);
+        else if (events.published > 0)
           log(`reconciler: published ${events.published} state change(s) a worker had left unpublished`);
-        if ('error' in purge) throw purge.error;
-        const removed = purge.purged.salesRegistration + purge.purged.caseRecord;
-        if (removed > 0) log(`reconciler: removed the personal data of ${removed} settled record(s)`);
+        if ('error' in purge) log(`reconciler: purge: ${messageOf(purge.error)}`);
+        else {
+          const removed = purge.purged.salesRegistration + purge.purged.caseRecord;
+          if (removed > 0) log(`reconciler: removed the personal data of ${removed} settled record(s)`);
+        }
+        if ('error' in reconciled) log(`reconciler: queue again: ${messageOf(reconciled.error)}`);
+        else {
+          const count = reconciled.requeued.salesRegistration + reconciled.requeued.caseRecord;
+          if (count > 0) log(`reconciler: queued again ${count} record(s) nobody had queued in time`);
+        }
       } catch (error) {
-        log(`reconciler: ${error instanceof Error ? error.message : String(error)}`);
+        log(`reconciler: ${messageOf(error)}`);
       }
     });
   }, seconds * 1000);

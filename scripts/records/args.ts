@@ -171,6 +171,10 @@ export const parseRecordsArgs = (argv: string[], env: NodeJS.ProcessEnv = proces
     );
   if (mode !== 'one' && values['show-personal'])
     throw new UsageError('--show-personal goes with one record by id: listings never show personal data');
+  if (values.stage !== undefined && values['show-personal'])
+    throw new UsageError(
+      '--show-personal reads the local service only: on AWS the operators’ role cannot read personal fields',
+    );
   if (mode === 'counts' && (values.frame !== undefined || values.limit !== undefined))
     throw new UsageError('--counts counts by state per kind: it does not combine with --frame or --limit');
 

@@ -24,5 +24,5 @@ export const USAGE = `usage:
   npm run records -- [--status accepted|delivered|rejected|failed] [--older-than 30m|2h|3d] [--kind sales|cases]
                      [--client <name>] [--dealer <n>] [--frame <FrameNum>] [--counts] [--json] [--limit N]
                      [--progress] [--stage <stage> [--region <region>]]
-  npm run records -- <id> [--json] [--show-personal] [--stage <stage> [--region <region>]]
+  npm run records -- <id> [--json] [--show-personal | --stage <stage> [--region <region>]]
 Without --stage it reads the running npm start; --json writes one JSON object a line (NDJSON).`;

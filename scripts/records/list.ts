@@ -1,4 +1,5 @@
 import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
+import { OPERATOR_ATTRIBUTES } from '../../lib/store/operatorAttributes.ts';
 import {
   countByStatus,
   frameRecordIds,
@@ -48,7 +49,8 @@ export async function* listRecords(
       const ids = await frameRecordIds(owner, options.frame, narrow);
       const rows: RecordRow[] = [];
       for (const id of ids) {
-        const status = await readStatusRecord(id, { reader });
+        // A listing's row: never the personal fields (on AWS the operators' role could not read them anyway).
+        const status = await readStatusRecord(id, { reader, attributes: OPERATOR_ATTRIBUTES });
         if (!status || !options.statuses.includes(status.status)) continue;
         if (options.dealer !== undefined && status.dealer !== options.dealer) continue;
         rows.push(rowOf(status));

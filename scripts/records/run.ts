@@ -1,3 +1,4 @@
+import { OPERATOR_ATTRIBUTES } from '../../lib/store/operatorAttributes.ts';
 import { readStatusRecord } from '../../lib/store/statusIndex.ts';
 import { parseRecordsArgs } from './args.ts';
 import { USAGE } from './constants.ts';
@@ -58,7 +59,11 @@ const counts = async (options: RecordsOptions, source: RecordsSource, output: Re
 
 const one = async (options: RecordsOptions, source: RecordsSource, output: RecordsOutput) => {
   const id = options.id as string;
-  const status = await readStatusRecord(id, { reader: source.reader });
+  // On AWS only what OperationsRole may read (no `record`); locally the whole record, masked unless asked.
+  const status = await readStatusRecord(id, {
+    reader: source.reader,
+    ...(options.stage === undefined ? {} : { attributes: OPERATOR_ATTRIBUTES }),
+  });
   if (!status) throw new RecordNotFoundError(`no record ${id} in ${source.where}`);
   const shown = options.showPersonal ? status : masked(status);
   output.out(options.json ? `${JSON.stringify(shown)}\n` : `${recordView(shown)}\n`);

@@ -9,6 +9,9 @@ import type { SQSRecord } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
+import { dynamoClient } from '../../lib/aws/clients.ts';
+import { UpdateItemCommand } from '../../lib/aws/jsonProtocol/dynamodb.ts';
+import { recordsTable } from '../../lib/config.ts';
 import { deliverRecord, parseQueuedRecord } from '../../lib/delivery/deliverRecord.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import type { DeliverySettings } from '../../lib/delivery/settings.ts';
@@ -19,7 +22,7 @@ import { messageBody } from '../../lib/queue/sendRecords.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
 import type { StatusRecord } from '../../lib/store/types.ts';
-import type { QueuedRecord } from '../../lib/types.ts';
+import type { QueuedRecord, SalesRegistration } from '../../lib/types.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
 import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
@@ -34,6 +37,7 @@ vi.hoisted(() => {
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let sap: SapSandbox;
 let salesQueue: string;
+let salesDeadLetterQueue: string;
 /** The service's SQS and DynamoDB calls pass these proxies: they record them and run a test's race at a chosen call. */
 let sqsProxy: Awaited<ReturnType<typeof startHookedProxy>>;
 let dynamo: Awaited<ReturnType<typeof startHookedProxy>>;
@@ -68,6 +72,7 @@ beforeAll(async () => {
   delete process.env.RECONCILE_AFTER_SECONDS;
   resetDownstreamClients();
   salesQueue = aws.resources.queues.SalesRegistrationQueue.url;
+  salesDeadLetterQueue = aws.resources.queues.SalesRegistrationDeadLetterQueue.url;
 });
 
 afterAll(async () => {
@@ -75,7 +80,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  await aws.drain(salesQueue);
+  await Promise.all([aws.drain(salesQueue), aws.drain(salesDeadLetterQueue)]);
   sqsProxy.reset();
   dynamo.reset();
 });
@@ -90,8 +95,24 @@ afterEach(() => {
   resetDownstreamClients();
 });
 
-/** A sale accepted through the handler, its status record, and its message as the event source hands it over. */
-const acceptedSale = async (receiveCount = 1) => {
+/** Marks `tries` claims as already spent on a record (its earlier tries), as the claims would have. */
+const spendTries = async (id: string, tries: number) => {
+  await dynamoClient().send(
+    new UpdateItemCommand({
+      TableName: recordsTable(),
+      Key: { pk: { S: id } },
+      UpdateExpression: 'SET tries = :tries',
+      ExpressionAttributeValues: { ':tries': { N: String(tries) } },
+    }),
+  );
+};
+
+/**
+ * A sale accepted through the handler, its status record, and its message as the event source hands it over, for
+ * the record's try number `attempt` (the tries before it are spent on the record). SQS's receive count is left at 1
+ * whatever the try: the worker must not read it.
+ */
+const acceptedSale = async (attempt = 1) => {
   const response = await salesHandler(
     jsonPost('/erp/sales_registration', [salesRegistrationInput({ FrameNum: uniqueFrame('DLV') })]),
     lambdaContext(),
@@ -102,12 +123,13 @@ const acceptedSale = async (receiveCount = 1) => {
   );
   const [message] = out.Messages ?? [];
   const queued = JSON.parse(message.Body ?? '{}') as QueuedRecord;
+  if (attempt > 1) await spendTries(queued.id, attempt - 1);
   const status = (await getStatusRecord(queued.id)) as StatusRecord;
   const sqsRecord = {
     messageId: message.MessageId ?? '',
     receiptHandle: message.ReceiptHandle ?? '',
     body: message.Body ?? '',
-    attributes: { ApproximateReceiveCount: String(receiveCount) },
+    attributes: { ApproximateReceiveCount: '1' },
   } as unknown as SQSRecord;
   return { id: queued.id, status, sqsRecord, acceptedAt: new Date(status.acceptedAt) };
 };
@@ -172,9 +194,9 @@ describe('messages that are no queued record', () => {
     ['JSON null', 'null'],
     ['an id that is no string', JSON.stringify({ id: 7, kind: 'salesRegistration', record: {} })],
     ['a kind that is no string', JSON.stringify({ id: 'a'.repeat(32), kind: 1, record: {} })],
-    ['no record', JSON.stringify({ id: 'a'.repeat(32), kind: 'salesRegistration' })],
-    ['a record that is null', JSON.stringify({ id: 'a'.repeat(32), kind: 'caseRecord', record: null })],
-    ['a record that is text', JSON.stringify({ id: 'a'.repeat(32), kind: 'caseRecord', record: 'x' })],
+    ['no id', JSON.stringify({ kind: 'salesRegistration', requestId: 'r' })],
+    ['an empty id', JSON.stringify({ id: '', kind: 'salesRegistration', requestId: 'r' })],
+    ['a kind the service has not', JSON.stringify({ id: 'a'.repeat(32), kind: 'invoice', requestId: 'r' })],
   ])('refuses %s: MalformedMessageError, nothing claimed, nothing sent', async (_, body) => {
     const requestsBefore = sap.requests.length;
     const { outcome } = await deliverAt(foreignMessage(body), new Date());
@@ -187,13 +209,18 @@ describe('messages that are no queued record', () => {
   });
 
   it('reads a message intake wrote as it was written', () => {
-    const message: QueuedRecord = {
+    const message: QueuedRecord = { id: 'b'.repeat(32), kind: 'caseRecord', requestId: 'req-1' };
+    expect(parseQueuedRecord(messageBody(message))).toEqual(message);
+  });
+
+  it('reads an older message that carries the record too, and drops the content', () => {
+    const body = JSON.stringify({
       id: 'b'.repeat(32),
       kind: 'caseRecord',
       requestId: 'req-1',
-      record: { firstName: 'Ana', surname: 'Silva', email: 'ana@example.com' } as QueuedRecord['record'],
-    };
-    expect(parseQueuedRecord(messageBody(message))).toEqual(message);
+      record: { firstName: 'Ana', surname: 'Silva', email: 'ana@example.com' },
+    });
+    expect(parseQueuedRecord(body)).toEqual({ id: 'b'.repeat(32), kind: 'caseRecord', requestId: 'req-1' });
   });
 });
 
@@ -306,6 +333,33 @@ describe('a copy meeting another worker’s lease', () => {
   });
 });
 
+describe('what reaches the downstream', () => {
+  it('is the stored record, never content a message body carries for a real stored id', async () => {
+    // Prepare: a message naming a real record, its body carrying other content (as anyone able to send to the
+    // queue could write it, in the older format that carried the record).
+    const { id, status, sqsRecord, acceptedAt } = await acceptedSale();
+    const stored = status.record as SalesRegistration;
+    const forged = {
+      ...JSON.parse(sqsRecord.body),
+      record: { ...stored, Name: 'Mallory', email: 'mallory@example.com', FrameNum: 'FORGED0000001' },
+    };
+    // Act
+    const { outcome } = await deliverAt(
+      { ...sqsRecord, body: JSON.stringify(forged) },
+      new Date(acceptedAt.getTime() + 1000),
+    );
+    // Assess
+    expect(outcome).toBeUndefined();
+    const received = sap.registrations.filter((r) => r.RegistrationId === id);
+    expect(received).toHaveLength(1);
+    expect(received[0]).toMatchObject({ FrameNum: stored.FrameNum });
+    const posted = sap.requests.filter((r) => r.method === 'POST' && r.body.includes(id)).map((r) => r.body);
+    expect(posted).toHaveLength(1);
+    expect(posted[0]).toContain(stored.Name);
+    expect(posted[0]).not.toMatch(/Mallory|FORGED/);
+  });
+});
+
 describe('outcomes', () => {
   it('records a delivery, releases the lease, leaves the open index, and counts it with its latency', async () => {
     // Prepare
@@ -401,28 +455,21 @@ describe('outcomes', () => {
     );
   });
 
-  it('after the last attempt fails: failed, visible again at once for the dead-letter queue, and thrown', async () => {
-    // Prepare: the third receive of the message is the last attempt (maxAttempts 3).
+  it('after the last try fails: failed, the message on the dead-letter queue, done (the batch deletes it)', async () => {
+    // Prepare: the record's third try is its last (maxAttempts 3), though SQS has handed the message out once.
     const { id, sqsRecord, acceptedAt } = await acceptedSale(3);
     sap.inject({ status: 503 });
     // Act
     const { outcome, metrics, logs } = await deliverAt(sqsRecord, new Date(acceptedAt.getTime() + 1000));
-    const visibleAgain = await aws.sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: salesQueue, MaxNumberOfMessages: 1, VisibilityTimeout: 60 }),
-    );
     // Assess
-    expect(outcome).toMatchObject({
-      name: 'DeliveryAttemptsExhausted',
-      message: 'all 3 attempts failed; the message goes to the dead-letter queue',
-    });
-    expect(visibilityChanges()).toEqual([
-      { queueUrl: salesQueue, receiptHandle: sqsRecord.receiptHandle, seconds: 0 },
-    ]);
-    expect(visibleAgain.Messages?.map((m) => m.Body)).toEqual([sqsRecord.body]);
+    expect(outcome).toBeUndefined();
+    expect(visibilityChanges()).toEqual([]);
+    expect((await aws.drain(salesDeadLetterQueue)).map((m) => m.id)).toEqual([id]);
     const status = await getStatusRecord(id);
     expect(status).toMatchObject({
       status: 'failed',
       attempts: 1,
+      tries: 3,
       error: 'HTTP 503: Service Unavailable',
     });
     expect(status).not.toHaveProperty('openKind');
@@ -437,12 +484,44 @@ describe('outcomes', () => {
     );
   });
 
-  it('treats a receive beyond the last attempt as the last attempt', async () => {
+  it('treats a try beyond the last as the last', async () => {
     const { id, sqsRecord, acceptedAt } = await acceptedSale(4);
     sap.inject({ status: 503 });
     const { outcome } = await deliverAt(sqsRecord, new Date(acceptedAt.getTime() + 1000));
-    expect(outcome).toMatchObject({ name: 'DeliveryAttemptsExhausted' });
+    expect(outcome).toBeUndefined();
     expect(await getStatusRecord(id)).toMatchObject({ status: 'failed' });
+    expect((await aws.drain(salesDeadLetterQueue)).map((m) => m.id)).toEqual([id]);
+  });
+
+  it('does not fail a record on a high receive count: SQS’s count is not the record’s tries', async () => {
+    // Prepare: the record's first try, on a message SQS has handed out 40 times (bounced copies).
+    const { id, sqsRecord, acceptedAt } = await acceptedSale(1);
+    const bounced = { ...sqsRecord, attributes: { ...sqsRecord.attributes, ApproximateReceiveCount: '40' } };
+    sap.inject({ status: 503 });
+    // Act
+    const { outcome } = await deliverAt(bounced, new Date(acceptedAt.getTime() + 1000));
+    // Assess
+    expect(outcome).toMatchObject({
+      name: 'DeliveryRetryLater',
+      message: expect.stringMatching(/^attempt 1 /),
+    });
+    expect(await getStatusRecord(id)).toMatchObject({ status: 'accepted', tries: 1, attempts: 1 });
+    expect(await aws.drain(salesDeadLetterQueue)).toEqual([]);
+  });
+
+  it('sends a copy that finds its record failed to the dead-letter queue (the failing worker could not)', async () => {
+    // Prepare: the record failed on its last try; the dead-letter queue is emptied as if that send was lost.
+    const { id, sqsRecord, acceptedAt } = await acceptedSale(3);
+    sap.inject({ status: 503 });
+    await deliverAt(sqsRecord, new Date(acceptedAt.getTime() + 1000));
+    await aws.drain(salesDeadLetterQueue);
+    const requestsBefore = sap.requests.length;
+    // Act
+    const { outcome } = await deliverAt(sqsRecord, new Date(acceptedAt.getTime() + 2000));
+    // Assess
+    expect(outcome).toBeUndefined();
+    expect(sap.requests.length).toBe(requestsBefore);
+    expect((await aws.drain(salesDeadLetterQueue)).map((m) => m.id)).toEqual([id]);
   });
 
   it('logs, and records nothing, when its lease ran out and another worker claimed the record meanwhile', async () => {
@@ -534,10 +613,11 @@ describe('a downstream that cannot even be tried', () => {
     delete process.env.ERP_USERNAME;
     resetDownstreamClients();
     const { outcome } = await deliverAt(sqsRecord, new Date(acceptedAt.getTime() + 1000));
-    expect(outcome).toMatchObject({ name: 'DeliveryAttemptsExhausted' });
+    expect(outcome).toBeUndefined();
     expect(await getStatusRecord(id)).toMatchObject({
       status: 'failed',
       attempts: 0,
+      tries: 3,
       error: 'not attempted: setting ERP_USERNAME is not set',
     });
   });

@@ -4,6 +4,8 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { queueArnByName } from '../../lib/redrive/queueArn.ts';
 import { redriveOnAws } from '../../lib/redrive/redrive.ts';
+import { OPERATOR_ATTRIBUTES } from '../../lib/store/operatorAttributes.ts';
+import { readStatusRecord } from '../../lib/store/statusIndex.ts';
 import type { RecordKind } from '../../lib/types.ts';
 import { localClientConfig } from '../../scripts/local/aws.ts';
 import { localStage } from '../../scripts/local/project.ts';
@@ -166,26 +168,36 @@ describe('OperationsRole in the packaged template', () => {
     }
   });
 
-  it('can be assumed by the account’s own principals only, and its ARN is a stack output', () => {
-    // Act
+  it('can be assumed by the named operators, or else by the account’s principals with MFA only; its ARN is an output', () => {
+    // Prepare: the trust policy is one statement chosen by the HasOperatorPrincipals condition.
+    interface TrustStatement {
+      Effect: string;
+      Principal: Record<string, unknown>;
+      Action: unknown;
+      Condition?: unknown;
+    }
     const trust = template.Resources[ROLE].Properties.AssumeRolePolicyDocument as {
-      Statement: {
-        Effect: string;
-        Principal: Record<string, unknown>;
-        Action: unknown;
-        Condition?: unknown;
-      }[];
+      Statement: { 'Fn::If': [string, TrustStatement, TrustStatement] }[];
     };
+    const conditions = template.Conditions as Record<string, unknown>;
     const outputs = template.Outputs as Record<string, { Value: unknown }>;
-    // Assess
+    // Act
     expect(trust.Statement).toHaveLength(1);
-    const [statement] = trust.Statement;
-    expect(statement.Effect).toBe('Allow');
-    expect([statement.Action].flat()).toEqual(['sts:AssumeRole']);
-    expect(Object.keys(statement.Principal)).toEqual(['AWS']);
-    expect([statement.Principal.AWS].flat().map((p) => refs.resolve(p))).toEqual([
+    const [conditionName, named, anyWithMfa] = trust.Statement[0]['Fn::If'];
+    // Assess: packaged without operatorPrincipals, the condition is false (the MFA branch applies).
+    expect(conditionName).toBe('HasOperatorPrincipals');
+    expect(conditions.HasOperatorPrincipals).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+    for (const statement of [named, anyWithMfa]) {
+      expect(statement.Effect).toBe('Allow');
+      expect([statement.Action].flat()).toEqual(['sts:AssumeRole']);
+      expect(Object.keys(statement.Principal)).toEqual(['AWS']);
+    }
+    expect(named.Principal.AWS).toEqual({ 'Fn::Split': [',', ''] });
+    expect(named).not.toHaveProperty('Condition');
+    expect([anyWithMfa.Principal.AWS].flat().map((p) => refs.resolve(p))).toEqual([
       `arn:aws:iam::${PSEUDO_PARAMETERS['AWS::AccountId']}:root`,
     ]);
+    expect(anyWithMfa.Condition).toEqual({ Bool: { 'aws:MultiFactorAuthPresent': 'true' } });
     expect(outputs.OperationsRoleArn.Value).toEqual({ 'Fn::GetAtt': [ROLE, 'Arn'] });
   });
 
@@ -337,6 +349,63 @@ describe('the operators’ tools, run against the stage’s resources through th
       ]),
     );
     expect(denied(operatorRequests())).toEqual([]);
+  });
+
+  it('reads no personal field: a whole record, `record`, or a whole item returned by a write are refused', async () => {
+    // Prepare: a record of the stage; the role's attribute list.
+    asSeeding();
+    const sale = await acceptRecord('salesRegistration');
+    const table = refs.attribute('RecordsTable', 'Arn');
+    const listed = statements.flatMap((s) =>
+      Object.values(s.conditions ?? {}).flatMap((keys) => keys['dynamodb:Attributes'] ?? []),
+    );
+    const from = recorder.calls.length;
+    // Act: the operator reads the record as the service does (no projection), and as the tools do on AWS.
+    asOperator();
+    const whole = await readStatusRecord(sale.id);
+    const named = await readStatusRecord(sale.id, { attributes: OPERATOR_ATTRIBUTES });
+    const [wholeRead, namedRead] = recordedRequests(recorder.calls.slice(from), OPERATOR, local, refs);
+    const refusedByHand = await records([sale.id, '--show-personal']);
+    // Assess
+    expect(whole?.record).toBeDefined();
+    expect(named).not.toHaveProperty('record');
+    expect(isAllowed(statements, wholeRead)).toBe(false);
+    expect(isAllowed(statements, namedRead)).toBe(true);
+    expect(new Set(listed)).toEqual(new Set(OPERATOR_ATTRIBUTES));
+    expect(listed).not.toContain('record');
+    const request = (action: string, context: Record<string, string[]>) => ({
+      action,
+      resource: table,
+      context,
+    });
+    expect(
+      isAllowed(
+        statements,
+        request('dynamodb:GetItem', {
+          'dynamodb:Attributes': ['pk', 'record'],
+          'dynamodb:Select': ['SPECIFIC_ATTRIBUTES'],
+        }),
+      ),
+    ).toBe(false);
+    expect(
+      isAllowed(
+        statements,
+        request('dynamodb:UpdateItem', {
+          'dynamodb:Attributes': ['pk', 'status'],
+          'dynamodb:ReturnValues': ['ALL_NEW'],
+        }),
+      ),
+    ).toBe(false);
+    expect(
+      isAllowed(
+        statements,
+        request('dynamodb:UpdateItem', {
+          'dynamodb:Attributes': ['pk', 'record'],
+          'dynamodb:ReturnValues': ['NONE'],
+        }),
+      ),
+    ).toBe(false);
+    expect(refusedByHand.stderr).toContain('--show-personal reads the local service only');
   });
 
   it('OperationsRole grants nothing that the runs above did not use', () => {

@@ -13,6 +13,7 @@ import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crmCaseHandler } from '../../functions/crmCase.ts';
 import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
+import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import type { CaseRecord } from '../../lib/types.ts';
 import { uniqueFrame } from '../factories/records.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
@@ -146,7 +147,7 @@ describe.skipIf(!hasChromium)(title, () => {
     const crmId = landed.searchParams.get('CrmId');
     const messages = await aws.drain(aws.resources.queues.CaseQueue.url);
     expect(messages.map((m) => m.id)).toEqual([crmId]);
-    const record = messages[0].record as CaseRecord & Record<string, unknown>;
+    const record = (await getStatusRecord(messages[0].id))?.record as CaseRecord & Record<string, unknown>;
     expect(record).toMatchObject({ ...person(frameNo), privacyConsent: true, comments: 'Please call me.' });
     for (const field of ['_charset_', '_success_url', '_error_url', 'website', 'submit']) {
       expect(record).not.toHaveProperty(field);
@@ -159,8 +160,9 @@ describe.skipIf(!hasChromium)(title, () => {
     const landed = await submit('/form-1252.html', { ...person(frameNo), comments }, /thanks\.html/);
     const [message] = await aws.drain(aws.resources.queues.CaseQueue.url);
     expect(message.id).toBe(landed.searchParams.get('CrmId'));
-    expect((message.record as CaseRecord).comments).toBe(comments);
-    expect((message.record as CaseRecord).firstName).toBe('Renée');
+    const stored = (await getStatusRecord(message.id))?.record as CaseRecord;
+    expect(stored.comments).toBe(comments);
+    expect(stored.firstName).toBe('Renée');
   }, 60_000);
 
   it('lands on the error page with the reason when the case is refused', async () => {

@@ -107,6 +107,7 @@ describe('the moment a record is due', () => {
       requeued: { salesRegistration: 0, caseRecord: 2 },
       unqueued: 0,
       oldestWaitSeconds: 360,
+      deferred: [],
     });
     expect(await queuedIds()).toEqual([dueNow.id, leaseEndsNow.id].sort());
   });
@@ -146,6 +147,7 @@ describe('kinds', () => {
       requeued: { salesRegistration: 1, caseRecord: 1 },
       unqueued: 0,
       oldestWaitSeconds: 3960,
+      deferred: [],
     });
     expect(await queuedIds('salesRegistration')).toEqual([sale.id]);
     expect(await queuedIds('caseRecord')).toEqual([caseRecord.id]);
@@ -210,6 +212,7 @@ describe('a record that a worker changes between the index read and the record r
       requeued: { salesRegistration: 0, caseRecord: 0 },
       unqueued: 0,
       oldestWaitSeconds: 0,
+      deferred: [],
     });
     expect(await queuedIds()).toEqual([]);
     expect(await getStatusRecord(record.id)).toMatchObject({ status: 'delivered', downstreamId: '49000001' });
@@ -260,6 +263,7 @@ describe('SQS refusing the sends', () => {
       requeued: { salesRegistration: 0, caseRecord: 0 },
       unqueued: 2,
       oldestWaitSeconds: 0,
+      deferred: [],
     });
     expect(queuedWhileDown).toEqual([]);
     expect(tooSoon.requeued.caseRecord).toBe(0);
@@ -267,6 +271,7 @@ describe('SQS refusing the sends', () => {
       requeued: { salesRegistration: 0, caseRecord: 2 },
       unqueued: 0,
       oldestWaitSeconds: 660,
+      deferred: [],
     });
     expect(await queuedIds()).toEqual(records.map((r) => r.id).sort());
   });

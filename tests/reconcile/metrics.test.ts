@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { publishReconcileMetrics } from '../../lib/reconcile/reconcile.ts';
-import { dueAfter, reconcileSettings } from '../../lib/reconcile/settings.ts';
+import { dueAfter, reconcileSettings, requeueDelaySeconds } from '../../lib/reconcile/settings.ts';
 
 /** The EMF documents written to stdout while `act` runs: one per metrics line. */
 const publishedDuring = (act: () => void): Record<string, unknown>[] => {
@@ -58,6 +58,7 @@ describe('the reconciler metrics', () => {
       publishReconcileMetrics({
         requeued: { salesRegistration: 3, caseRecord: 2 },
         unqueued: 1,
+        deferred: [],
         oldestWaitSeconds: 1800,
       }),
     );
@@ -86,6 +87,7 @@ describe('the reconciler metrics', () => {
       publishReconcileMetrics({
         requeued: { salesRegistration: 0, caseRecord: 0 },
         unqueued: 0,
+        deferred: [],
         oldestWaitSeconds: 0,
       }),
     );
@@ -98,9 +100,28 @@ describe('the reconciler metrics', () => {
 });
 
 describe('the reconciler settings', () => {
-  it('reads RECONCILE_AFTER_SECONDS, 300 by default', () => {
-    expect(reconcileSettings({})).toEqual({ reconcileAfterSeconds: 300 });
-    expect(reconcileSettings({ RECONCILE_AFTER_SECONDS: '60' })).toEqual({ reconcileAfterSeconds: 60 });
+  it('reads RECONCILE_AFTER_SECONDS (300), RECONCILE_MAX_INTERVAL_SECONDS (3600), RECONCILE_MAX_PER_RUN (500)', () => {
+    expect(reconcileSettings({})).toEqual({
+      reconcileAfterSeconds: 300,
+      maxIntervalSeconds: 3600,
+      maxPerRun: 500,
+    });
+    expect(
+      reconcileSettings({
+        RECONCILE_AFTER_SECONDS: '60',
+        RECONCILE_MAX_INTERVAL_SECONDS: '600',
+        RECONCILE_MAX_PER_RUN: '7',
+      }),
+    ).toEqual({ reconcileAfterSeconds: 60, maxIntervalSeconds: 600, maxPerRun: 7 });
+  });
+
+  it('spaces re-queues of one record: the delay doubled per earlier re-queue, capped', () => {
+    const settings = { reconcileAfterSeconds: 300, maxIntervalSeconds: 3600 };
+    expect([0, 1, 2, 3, 4, 5, 60].map((n) => requeueDelaySeconds(n, settings))).toEqual([
+      300, 600, 1200, 2400, 3600, 3600, 3600,
+    ]);
+    // A cap below the delay never makes a re-queue come sooner than the delay.
+    expect(requeueDelaySeconds(3, { reconcileAfterSeconds: 300, maxIntervalSeconds: 60 })).toBe(300);
   });
 
   it('refuses a value that is no whole number of at least 1, naming the setting', () => {

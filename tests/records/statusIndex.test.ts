@@ -180,7 +180,7 @@ describe('frameRecordIds and readStatusRecord', () => {
 });
 
 describe('statusRecordsIn (redrive)', () => {
-  it('yields the records of a kind in a state in full, read consistently page by page, never by a scan', async () => {
+  it('yields the records of a kind in a state without their personal fields, read consistently page by page, never by a scan', async () => {
     // Prepare: three failed cases, a failed sale.
     const failed = [];
     for (const minute of [1, 2, 3]) {
@@ -197,8 +197,9 @@ describe('statusRecordsIn (redrive)', () => {
     // Act
     const records = [];
     for await (const record of statusRecordsIn('caseRecord', 'failed', { pageSize: 2 })) records.push(record);
-    // Assess: whole records (with `record`), oldest first; index pages, each read back with one BatchGetItem.
-    expect(records).toEqual(failed);
+    // Assess: the records without `record` (what the operators' role may read), oldest first; index pages, each
+    // read back with one BatchGetItem.
+    expect(records).toEqual(failed.map(({ record: _personal, ...rest }) => rest));
     expect(callsSince(from)).toEqual(['Query:status', 'BatchGetItem', 'Query:status', 'BatchGetItem']);
   });
 });

@@ -240,7 +240,6 @@ const deliverRefused = async (status: StatusRecord, message: string): Promise<vo
     id: status.id,
     kind: status.kind,
     requestId: status.requestId,
-    record: status.record,
   });
   const sqsRecord = {
     messageId: 'm',

@@ -29,15 +29,27 @@ const iso = (seconds: number) => new Date(NOW.getTime() + seconds * 1000).toISOS
 const accepted = acceptedCase;
 
 describe('claimRecord', () => {
-  it('claims an accepted record nobody holds: the lease set and nothing else (no index attribute), the record returned as it is now', async () => {
+  it('claims an accepted record nobody holds: the lease set and the try counted, nothing else (no index attribute), the record returned as it is now', async () => {
     // Prepare
     const record = accepted();
     await seedStatusRecords([record]);
     // Act
     const claim = await claimRecord(record.id, { now: NOW, leaseUntil: iso(90) });
     // Assess
-    expect(claim).toEqual({ claimed: { ...record, leaseUntil: iso(90) } });
-    expect(await getStatusRecord(record.id)).toEqual({ ...record, leaseUntil: iso(90) });
+    expect(claim).toEqual({ claimed: { ...record, leaseUntil: iso(90), tries: 1 } });
+    expect(await getStatusRecord(record.id)).toEqual({ ...record, leaseUntil: iso(90), tries: 1 });
+  });
+
+  it('counts each claim as a try, and no refused claim', async () => {
+    // Prepare: a record tried twice before.
+    const record = accepted({ tries: 2 });
+    await seedStatusRecords([record]);
+    // Act: claimed, then a second claim while the lease runs (a bounced copy).
+    const claim = await claimRecord(record.id, { now: NOW, leaseUntil: iso(90) });
+    const bounced = await claimRecord(record.id, { now: NOW, leaseUntil: iso(90) });
+    // Assess
+    expect(claim.claimed?.tries).toBe(3);
+    expect(bounced).toEqual({ current: { ...record, leaseUntil: iso(90), tries: 3 } });
   });
 
   it('claims a record whose lease ran out before now', async () => {
@@ -325,6 +337,7 @@ describe('reopenFailedRecord', () => {
       updatedAt: NOW.toISOString(),
       openKind: 'caseRecord',
       dueAt: iso(300),
+      tries: 0,
       history: [{ at: NOW.toISOString(), status: 'accepted', reached: false, redriven: true }],
       pendingEvents: [{ state: 'accepted', previousState: 'failed', attempts: 5, at: NOW.toISOString() }],
       eventsKind: 'caseRecord',

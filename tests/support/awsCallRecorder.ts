@@ -20,7 +20,84 @@ export type CalledResource =
 export interface AuthorisedAction {
   action: string;
   resource?: CalledResource;
+  /** The request's values of the condition keys the roles here use (DynamoDB's), by key. */
+  context?: Record<string, string[]>;
 }
+
+/** Words of DynamoDB's expressions that name no attribute. */
+const EXPRESSION_WORDS = new Set(
+  [
+    'SET',
+    'REMOVE',
+    'ADD',
+    'DELETE',
+    'AND',
+    'OR',
+    'NOT',
+    'BETWEEN',
+    'IN',
+    'if_not_exists',
+    'list_append',
+    'attribute_exists',
+    'attribute_not_exists',
+    'attribute_type',
+    'begins_with',
+    'contains',
+    'size',
+  ].map((w) => w.toLowerCase()),
+);
+
+/**
+ * The top-level attribute names an expression touches: `#name` placeholders resolved, bare names as written,
+ * `:values` and the expression's own words left out; a path counts as its first name.
+ */
+const expressionAttributes = (expression: unknown, names: Record<string, unknown>): string[] => {
+  if (typeof expression !== 'string') return [];
+  const found: string[] = [];
+  for (const match of expression.matchAll(/(?<![\w:#.])(#?[A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()/g)) {
+    const token = match[1];
+    if (token.startsWith('#')) found.push(String(names[token] ?? token));
+    else if (!EXPRESSION_WORDS.has(token.toLowerCase())) found.push(token);
+  }
+  return found;
+};
+
+/**
+ * The condition keys IAM evaluates for a DynamoDB read or write (DynamoDB developer guide, "Using IAM policy
+ * conditions for fine-grained access control"): `dynamodb:Attributes` (the key's and every expression's top-level
+ * names), `dynamodb:Select` (as asked; a read naming no attributes asks for all of them) and `dynamodb:ReturnValues`.
+ */
+const dynamodbContext = (operation: string, spec: Body): Record<string, string[]> => {
+  const names = record(spec.ExpressionAttributeNames);
+  const attributes = new Set<string>([
+    ...Object.keys(record(spec.Key)),
+    ...Object.keys(record(spec.Item)),
+    ...(Array.isArray(spec.Keys) ? spec.Keys.flatMap((k) => Object.keys(record(k))) : []),
+    ...[
+      'ProjectionExpression',
+      'KeyConditionExpression',
+      'FilterExpression',
+      'ConditionExpression',
+      'UpdateExpression',
+    ].flatMap((field) => expressionAttributes(spec[field], names)),
+  ]);
+  const context: Record<string, string[]> = { 'dynamodb:Attributes': [...attributes] };
+  const reads = ['GetItem', 'BatchGetItem', 'Query', 'Scan'].includes(operation);
+  const select =
+    typeof spec.Select === 'string'
+      ? spec.Select
+      : spec.ProjectionExpression !== undefined
+        ? 'SPECIFIC_ATTRIBUTES'
+        : reads
+          ? spec.IndexName === undefined
+            ? 'ALL_ATTRIBUTES'
+            : 'ALL_PROJECTED_ATTRIBUTES'
+          : undefined;
+  if (select) context['dynamodb:Select'] = [select];
+  if (['PutItem', 'UpdateItem', 'DeleteItem'].includes(operation))
+    context['dynamodb:ReturnValues'] = [typeof spec.ReturnValues === 'string' ? spec.ReturnValues : 'NONE'];
+  return context;
+};
 
 /** One AWS API call a function made, as the recorder saw it. */
 export interface RecordedCall {
@@ -77,9 +154,10 @@ const dynamodbActions = (operation: string, body: Body): AuthorisedAction[] => {
     ...(typeof index === 'string' ? { index } : {}),
   });
   if (operation === 'BatchGetItem' || operation === 'BatchWriteItem') {
-    return Object.keys(record(body.RequestItems)).map((name) => ({
+    return Object.entries(record(body.RequestItems)).map(([name, spec]) => ({
       action: `dynamodb:${operation}`,
       resource: table(name),
+      ...(operation === 'BatchGetItem' ? { context: dynamodbContext(operation, record(spec)) } : {}),
     }));
   }
   if (operation === 'TransactWriteItems' || operation === 'TransactGetItems') {
@@ -93,7 +171,13 @@ const dynamodbActions = (operation: string, body: Body): AuthorisedAction[] => {
     );
   }
   if (typeof body.TableName === 'string') {
-    return [{ action: `dynamodb:${operation}`, resource: table(body.TableName, body.IndexName) }];
+    return [
+      {
+        action: `dynamodb:${operation}`,
+        resource: table(body.TableName, body.IndexName),
+        context: dynamodbContext(operation, body),
+      },
+    ];
   }
   if (operation === 'ListTables') return [{ action: 'dynamodb:ListTables' }];
   throw new Error(`DynamoDB ${operation}: no TableName (PartiQL and the like are not read by the recorder)`);

@@ -77,6 +77,7 @@ export const recordedRequests = (
       call.authorised.map((a) => ({
         action: a.action,
         resource: calledArn(a.resource, local, refs),
+        ...(a.context ? { context: a.context } : {}),
         call: `${call.service} ${call.operation} (HTTP ${call.status})`,
       })),
     );

@@ -3,8 +3,10 @@
  * IAM simulator (such as @cloud-copilot/iam-simulate, AGPL, with its whole action and condition database): the
  * roles here are plain Allow statements of actions on resource ARNs, and a comparison with the recorded calls
  * needs exactly IAM's rules for those (wildcards `*` and `?`, actions without regard to case, an explicit Deny
- * wins). Whatever it does not evaluate (conditions, NotAction, NotResource, managed policies, permissions
- * boundaries) makes it throw rather than guess, so a role it cannot read never passes.
+ * wins), and the few condition operators the roles use (`StringEquals`, `StringEqualsIfExists`,
+ * `ForAllValues:StringEquals`, `Bool`) on the request's context. Whatever it does not evaluate (other operators,
+ * NotAction, NotResource, managed policies, permissions boundaries) makes it throw rather than guess, so a role it
+ * cannot read never passes.
  */
 import type { Template } from './packagedTemplate.ts';
 import type { TemplateRefs } from './templateRefs.ts';
@@ -14,14 +16,21 @@ export interface PolicyStatement {
   effect: 'Allow' | 'Deny';
   actions: string[];
   resources: string[];
+  /** Its Condition block, if any: operator → key → the values allowed. */
+  conditions?: Record<string, Record<string, string[]>>;
   /** Where it comes from: `<role>/<policy name>` or the policy resource's id. */
   source: string;
 }
+
+/** The condition operators this checker evaluates. */
+const OPERATORS = new Set(['StringEquals', 'StringEqualsIfExists', 'ForAllValues:StringEquals', 'Bool']);
 
 /** What IAM authorises: an action on a resource ARN (`*` for actions that take no resource). */
 export interface IamRequest {
   action: string;
   resource: string;
+  /** The request's condition keys and their values (absent keys are absent). */
+  context?: Record<string, string[]>;
 }
 
 const asList = (value: unknown): unknown[] =>
@@ -30,7 +39,7 @@ const asList = (value: unknown): unknown[] =>
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** The statement elements this checker evaluates; any other (conditions, NotAction, ...) makes it refuse. */
-const KNOWN_ELEMENTS = new Set(['Sid', 'Effect', 'Action', 'Resource']);
+const KNOWN_ELEMENTS = new Set(['Sid', 'Effect', 'Action', 'Resource', 'Condition']);
 
 /**
  * Every statement that applies to a role of the template: its inline `Policies` and the `AWS::IAM::Policy` /
@@ -70,10 +79,23 @@ export const roleStatements = (template: Template, roleId: string, refs: Templat
       if (statement.Effect !== 'Allow' && statement.Effect !== 'Deny') {
         throw new Error(`${source}: Effect ${String(statement.Effect)}`);
       }
+      const conditions = statement.Condition as Record<string, Record<string, unknown>> | undefined;
+      for (const operator of Object.keys(conditions ?? {}))
+        if (!OPERATORS.has(operator)) throw new Error(`${source}: the checker does not evaluate ${operator}`);
       return {
         effect: statement.Effect,
         actions: asList(statement.Action).map(String),
         resources: asList(statement.Resource).map((r) => refs.resolve(r)),
+        ...(conditions
+          ? {
+              conditions: Object.fromEntries(
+                Object.entries(conditions).map(([operator, keys]) => [
+                  operator,
+                  Object.fromEntries(Object.entries(keys).map(([key, v]) => [key, asList(v).map(String)])),
+                ]),
+              ),
+            }
+          : {}),
         source,
       };
     }),
@@ -102,10 +124,31 @@ const grants = (statement: PolicyStatement, request: IamRequest): boolean =>
   statement.actions.some((action) => iamGlob(action, true).test(request.action)) &&
   statement.resources.some((resource) => iamGlob(resource).test(request.resource));
 
+/** Whether a statement's conditions hold for the request's context (IAM: every operator and key must). */
+const conditionsHold = (statement: PolicyStatement, context: Record<string, string[]>): boolean =>
+  Object.entries(statement.conditions ?? {}).every(([operator, keys]) =>
+    Object.entries(keys).every(([key, allowed]) => {
+      const values = context[key];
+      switch (operator) {
+        case 'ForAllValues:StringEquals':
+          return (values ?? []).every((value) => allowed.includes(value));
+        case 'StringEqualsIfExists':
+          return values === undefined || values.some((value) => allowed.includes(value));
+        default:
+          // StringEquals, Bool: the key must be there with an allowed value.
+          return values?.some((value) => allowed.includes(value)) ?? false;
+      }
+    }),
+  );
+
 /** IAM's rule for identity policies alone: allowed when a statement allows it and none denies it. */
 export const isAllowed = (statements: PolicyStatement[], request: IamRequest): boolean =>
-  statements.some((s) => s.effect === 'Allow' && grants(s, request)) &&
-  !statements.some((s) => s.effect === 'Deny' && grants(s, request));
+  statements.some(
+    (s) => s.effect === 'Allow' && grants(s, request) && conditionsHold(s, request.context ?? {}),
+  ) &&
+  !statements.some(
+    (s) => s.effect === 'Deny' && grants(s, request) && conditionsHold(s, request.context ?? {}),
+  );
 
 /**
  * The grants (`action on resource` of each Allow statement) that no request uses.

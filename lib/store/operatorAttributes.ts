@@ -1,0 +1,52 @@
+/**
+ * The attributes of the records table that hold no personal data: every top-level attribute of a status record
+ * (lib/store/types.ts) and of a content alias except `record`, the normalised record with the customer's fields.
+ * The operators' role (serverless.yml OperationsRole) may read and write only these (IAM's `dynamodb:Attributes`),
+ * and the operators' tools on AWS name exactly these in their reads (ProjectionExpression), so what a person can see
+ * on AWS is what the purge would leave (`error` and `history` carry downstream texts with personal data removed).
+ */
+export const OPERATOR_ATTRIBUTES = [
+  'pk',
+  'id',
+  'kind',
+  'status',
+  'attempts',
+  'tries',
+  'acceptedAt',
+  'updatedAt',
+  'owner',
+  'requestId',
+  'downstreamId',
+  'error',
+  'latestGeneration',
+  'openKind',
+  'dueAt',
+  'requeues',
+  'frameKey',
+  'leaseUntil',
+  'statusKey',
+  'dealer',
+  'history',
+  'pendingEvents',
+  'eventsKind',
+  'eventsDueAt',
+  'purgeKind',
+  'purgeAt',
+  'personalDataRemovedAt',
+  'expiresAt',
+  'aliasOf',
+] as const;
+
+/**
+ * A ProjectionExpression naming these attributes (each through a placeholder: several are reserved words), with
+ * its names, to merge into a read.
+ *
+ * @example
+ * await reader.getItem({ TableName, Key, ...projectionOf(OPERATOR_ATTRIBUTES) });
+ */
+export const projectionOf = (
+  attributes: readonly string[],
+): { ProjectionExpression: string; ExpressionAttributeNames: Record<string, string> } => ({
+  ProjectionExpression: attributes.map((_, i) => `#p${i}`).join(', '),
+  ExpressionAttributeNames: Object.fromEntries(attributes.map((name, i) => [`#p${i}`, name])),
+});
