@@ -45,18 +45,27 @@ const putEvents = async (events: RecordStateChanged[]): Promise<boolean> => {
 };
 
 /**
+ * The published changes the emptying compares one by one, at most: DynamoDB takes condition expressions of up to
+ * 4 KB (about 55 changes). More are not needed: a change leaves an outbox only when the whole outbox is emptied,
+ * and is never appended again, so an outbox of the same size that begins with the same changes is the one read.
+ */
+const COMPARED_CHANGES = 25;
+
+/**
  * Empties a record's outbox of the events just published, only if it still holds exactly those: the same number,
- * and at each place the same change (its time, the `at` of its `eventId`, and its state). A size alone is not
+ * and at each place the same change (its time, the `at` of its `eventId`, and its state; the first
+ * {@link COMPARED_CHANGES} places). A size alone is not
  * enough: another publisher may have emptied the outbox and a redrive appended a new change meanwhile, which a
  * clear by size would remove unpublished, lost for good. When anything differs, the outbox stays and the
  * reconciler publishes it again: a receiver sees a copy, with the same `eventId`, rather than miss one.
  */
 const clearOutbox = (id: string, published: readonly PendingEvent[]): Promise<boolean> => {
-  const sameChanges = published.map(
+  const compared = published.slice(0, COMPARED_CHANGES);
+  const sameChanges = compared.map(
     (_, i) => `pendingEvents[${i}].#at = :at${i} AND pendingEvents[${i}].#state = :state${i}`,
   );
   const values: Record<string, AttributeValue> = { ':published': { N: String(published.length) } };
-  published.forEach((pending, i) => {
+  compared.forEach((pending, i) => {
     values[`:at${i}`] = { S: pending.at };
     values[`:state${i}`] = { S: pending.state };
   });

@@ -234,7 +234,8 @@ describe('publishRecordEvents', () => {
     // Assess: the `accepted` change was not cleared unpublished; the reconciler publishes it.
     expect((await outboxOf(failed.id)).events).toEqual([reopened]);
     await publishDueEvents({ now: later(3600), kinds: ['caseRecord'] });
-    expect(bus.details().map((d) => [d.eventId, d.state])).toEqual([
+    const ofThisRecord = bus.details().filter((d) => d.recordId === failed.id);
+    expect(ofThisRecord.map((d) => [d.eventId, d.state])).toEqual([
       [`${failed.id}:${NOW.toISOString()}`, 'failed'],
       [`${failed.id}:${reopened.at}`, 'accepted'],
     ]);
