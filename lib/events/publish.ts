@@ -1,3 +1,4 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { dynamoClient, eventBridgeClient } from '../aws/clients.ts';
 import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
@@ -11,7 +12,7 @@ import type { StatusRecord } from '../store/types.ts';
 import type { RecordKind } from '../types.ts';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED } from './constants.ts';
 import { type EventSubject, eventOf } from './stateChange.ts';
-import type { RecordStateChanged } from './types.ts';
+import type { PendingEvent, RecordStateChanged } from './types.ts';
 
 /** The sparse index of records with events in their outbox: `eventsKind`, sorted by `eventsDueAt`. Keys only. */
 export const EVENTS_INDEX = 'events';
@@ -44,21 +45,43 @@ const putEvents = async (events: RecordStateChanged[]): Promise<boolean> => {
 };
 
 /**
- * Empties a record's outbox of the events just published, unless more were added meanwhile (then the next run
- * publishes all again: a receiver sees a copy, with the same `eventId`, rather than miss one).
+ * The published changes the emptying compares one by one, at most: DynamoDB takes condition expressions of up to
+ * 4 KB (about 55 changes). More are not needed: a change leaves an outbox only when the whole outbox is emptied,
+ * and is never appended again, so an outbox of the same size that begins with the same changes is the one read.
  */
-const clearOutbox = (id: string, published: number): Promise<boolean> =>
-  conditionally(
+const COMPARED_CHANGES = 25;
+
+/**
+ * Empties a record's outbox of the events just published, only if it still holds exactly those: the same number,
+ * and at each place the same change (its time, the `at` of its `eventId`, and its state; the first
+ * {@link COMPARED_CHANGES} places). A size alone is not
+ * enough: another publisher may have emptied the outbox and a redrive appended a new change meanwhile, which a
+ * clear by size would remove unpublished, lost for good. When anything differs, the outbox stays and the
+ * reconciler publishes it again: a receiver sees a copy, with the same `eventId`, rather than miss one.
+ */
+const clearOutbox = (id: string, published: readonly PendingEvent[]): Promise<boolean> => {
+  const compared = published.slice(0, COMPARED_CHANGES);
+  const sameChanges = compared.map(
+    (_, i) => `pendingEvents[${i}].#at = :at${i} AND pendingEvents[${i}].#state = :state${i}`,
+  );
+  const values: Record<string, AttributeValue> = { ':published': { N: String(published.length) } };
+  compared.forEach((pending, i) => {
+    values[`:at${i}`] = { S: pending.at };
+    values[`:state${i}`] = { S: pending.state };
+  });
+  return conditionally(
     dynamoClient().send(
       new UpdateItemCommand({
         TableName: recordsTable(),
         Key: { pk: { S: id } },
         UpdateExpression: 'REMOVE pendingEvents, eventsKind, eventsDueAt',
-        ConditionExpression: 'size(pendingEvents) = :published',
-        ExpressionAttributeValues: { ':published': { N: String(published) } },
+        ConditionExpression: ['size(pendingEvents) = :published', ...sameChanges].join(' AND '),
+        ExpressionAttributeNames: { '#at': 'at', '#state': 'state' },
+        ExpressionAttributeValues: values,
       }),
     ),
   );
+};
 
 /**
  * Publishes the events in a record's outbox to the stack's bus and then empties the outbox. At least once: a crash
@@ -73,10 +96,11 @@ const clearOutbox = (id: string, published: number): Promise<boolean> =>
 export const publishRecordEvents = async (
   record: EventSubject & Pick<StatusRecord, 'pendingEvents'>,
 ): Promise<number> => {
-  const events = (record.pendingEvents ?? []).map((pending) => eventOf(record, pending));
+  const pending = record.pendingEvents ?? [];
+  const events = pending.map((change) => eventOf(record, change));
   if (events.length === 0) return 0;
   if (!(await putEvents(events))) throw new Error('the event bus refused events');
-  await clearOutbox(record.id, events.length);
+  await clearOutbox(record.id, pending);
   return events.length;
 };
 

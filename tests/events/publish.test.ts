@@ -216,6 +216,30 @@ describe('publishRecordEvents', () => {
     await publishRecordEvents({ ...record, pendingEvents: kept });
     expect(bus.details().map((d) => d.eventId)).toEqual(Array(3).fill(`${record.id}:${NOW.toISOString()}`));
   });
+
+  it('keeps an outbox of the same size but other changes: another publisher emptied it and a redrive added one', async () => {
+    // Prepare: this publisher read the `failed` change; meanwhile another published and emptied the outbox, and a
+    // redrive appended its `accepted` change, whose own publishing failed (the outbox has one entry again).
+    const failed = await settledCase({ status: 'failed', error: 'HTTP 503' });
+    const stale = { ...failed };
+    const reopened = {
+      state: 'accepted',
+      previousState: 'failed',
+      attempts: 1,
+      at: later(60).toISOString(),
+    } as const;
+    await seedStatusRecords([{ ...failed, status: 'accepted', pendingEvents: [reopened] }]);
+    // Act
+    await publishRecordEvents(stale);
+    // Assess: the `accepted` change was not cleared unpublished; the reconciler publishes it.
+    expect((await outboxOf(failed.id)).events).toEqual([reopened]);
+    await publishDueEvents({ now: later(3600), kinds: ['caseRecord'] });
+    const ofThisRecord = bus.details().filter((d) => d.recordId === failed.id);
+    expect(ofThisRecord.map((d) => [d.eventId, d.state])).toEqual([
+      [`${failed.id}:${NOW.toISOString()}`, 'failed'],
+      [`${failed.id}:${reopened.at}`, 'accepted'],
+    ]);
+  });
 });
 
 describe('publishAfterOutcome', () => {

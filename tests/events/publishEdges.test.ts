@@ -113,6 +113,24 @@ describe('publishRecordEvents', () => {
     expect((await getStatusRecord(record.id))?.pendingEvents).toBeUndefined();
   });
 
+  it('empties an outbox of 60 events with a condition DynamoDB takes (under 4 KB: it compares the first 25)', async () => {
+    // Prepare
+    const record = withOutbox(60);
+    await seedStatusRecords([record]);
+    dynamo.reset();
+    // Act
+    const published = await publishRecordEvents(record);
+    // Assess
+    expect(published).toBe(60);
+    expect((await getStatusRecord(record.id))?.pendingEvents).toBeUndefined();
+    const [clear] = dynamo.requests.filter((call) => call.operation === 'UpdateItem');
+    const condition = String(clear.body.ConditionExpression);
+    expect(condition.length).toBeLessThan(4096);
+    expect(condition).toContain('size(pendingEvents) = :published');
+    expect(condition).toContain('pendingEvents[24].#at = :at24');
+    expect(condition).not.toContain('pendingEvents[25]');
+  });
+
   it('with no outbox: publishes nothing and writes nothing', async () => {
     // Prepare
     const record = acceptedCase({ status: 'delivered', statusKey: 'caseRecord#delivered' });
