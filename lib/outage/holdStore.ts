@@ -3,6 +3,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { GetItemCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
+import type { TableReader } from '../store/statusIndex.ts';
 import { batchGetItems, conditionally, type Item } from '../store/table.ts';
 import { DOWNSTREAMS, holdKey } from './constants.ts';
 import { openingHold } from './rules.ts';
@@ -39,12 +40,27 @@ export const readHold = async (downstream: Downstream): Promise<HoldRecord> => {
 };
 
 /**
- * Reads both downstreams' holds in one call (BatchGetItem, which the reconciler and operations may call).
+ * Reads both downstreams' holds, consistently: in one call (BatchGetItem, which the reconciler may call), or, given
+ * an operator's reader (`npm run records`, over the SDK's client, which finds credentials as the AWS CLI does), with
+ * one GetItem each (what OperationsRole already allows).
  *
  * @example
  * const { erp, crm } = await readHolds();
+ * const viaOperator = await readHolds(source.reader);
  */
-export const readHolds = async (): Promise<Record<Downstream, HoldRecord>> => {
+export const readHolds = async (reader?: TableReader): Promise<Record<Downstream, HoldRecord>> => {
+  if (reader) {
+    const [erp, crm] = await Promise.all(
+      (['erp', 'crm'] as const).map((downstream) =>
+        reader.getItem({
+          TableName: recordsTable(),
+          Key: { pk: { S: holdKey(downstream) } },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return { erp: fromItem('erp', erp.Item), crm: fromItem('crm', crm.Item) };
+  }
   const items = await batchGetItems(DOWNSTREAMS.map(holdKey), { consistentRead: true });
   return { erp: fromItem('erp', items.get(holdKey('erp'))), crm: fromItem('crm', items.get(holdKey('crm'))) };
 };
