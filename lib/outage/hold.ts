@@ -1,3 +1,4 @@
+import type { TableReader } from '../store/statusIndex.ts';
 import { MAX_WRITE_ROUNDS } from './constants.ts';
 import { claimProbeWrite, readHold, readHolds, writeHold } from './holdStore.ts';
 import { type HoldEvent, holdAfterAll } from './rules.ts';
@@ -149,13 +150,15 @@ export const downstreamHolds = (): DownstreamHolds => {
 };
 
 /**
- * Both downstreams' holds as they stand, in one read: for the reconciler's per-minute `downstreamHeld` metric,
- * `npm run records -- --counts` and a waiting record's `heldSince`.
+ * Both downstreams' holds as they stand, in one read: for the reconciler's per-minute `downstreamHeld` metric and
+ * `npm run records -- --counts` (which passes its own reader: see readHolds).
  *
  * @example
  * const { erp } = await holdStates(); // { held: true, heldSince: '2026-11-27T03:00:00.000Z', reason: 'outage', nextProbeAt: ... }
  */
-export const holdStates = async (): Promise<Record<Downstream, HoldState>> => {
-  const { erp, crm } = await readHolds();
+export const holdStates = async (
+  options: { reader?: TableReader } = {},
+): Promise<Record<Downstream, HoldState>> => {
+  const { erp, crm } = await readHolds(options.reader);
   return { erp: stateOf(erp), crm: stateOf(crm) };
 };

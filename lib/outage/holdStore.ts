@@ -3,6 +3,8 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { GetItemCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
+import { projectionOf } from '../store/operatorAttributes.ts';
+import type { TableReader } from '../store/statusIndex.ts';
 import { batchGetItems, conditionally, type Item } from '../store/table.ts';
 import { DOWNSTREAMS, holdKey } from './constants.ts';
 import { openingHold } from './rules.ts';
@@ -39,18 +41,34 @@ export const readHold = async (downstream: Downstream): Promise<HoldRecord> => {
 };
 
 /**
- * Reads both downstreams' holds in one call (BatchGetItem, which the reconciler and operations may call).
+ * Reads both downstreams' holds, consistently: in one call (BatchGetItem, which the reconciler may call), or, given
+ * an operator's reader (`npm run records`, over the SDK's client, which finds credentials as the AWS CLI does), with
+ * one GetItem each naming the hold's attributes (OperationsRole reads only named attributes that hold no personal data).
  *
  * @example
  * const { erp, crm } = await readHolds();
+ * const viaOperator = await readHolds(source.reader);
  */
-export const readHolds = async (): Promise<Record<Downstream, HoldRecord>> => {
+export const readHolds = async (reader?: TableReader): Promise<Record<Downstream, HoldRecord>> => {
+  if (reader) {
+    const [erp, crm] = await Promise.all(
+      (['erp', 'crm'] as const).map((downstream) =>
+        reader.getItem({
+          TableName: recordsTable(),
+          Key: { pk: { S: holdKey(downstream) } },
+          ConsistentRead: true,
+          ...projectionOf(HOLD_ATTRIBUTES),
+        }),
+      ),
+    );
+    return { erp: fromItem('erp', erp.Item), crm: fromItem('crm', crm.Item) };
+  }
   const items = await batchGetItems(DOWNSTREAMS.map(holdKey), { consistentRead: true });
   return { erp: fromItem('erp', items.get(holdKey('erp'))), crm: fromItem('crm', items.get(holdKey('crm'))) };
 };
 
 /** Fields written by a change (`probeAt` apart: see writeHold). */
-const FIELDS = [
+export const HOLD_FIELDS = [
   'downstream',
   'held',
   'reason',
@@ -62,6 +80,9 @@ const FIELDS = [
   'version',
   'updatedAt',
 ] as const;
+
+/** Every attribute of a hold item: what an operator's read names. */
+export const HOLD_ATTRIBUTES = [...HOLD_FIELDS, 'probeAt'] as const;
 
 /**
  * Writes `next` over `current`, only if the stored hold is still the version `current` was read at. `probeAt` is
@@ -77,7 +98,7 @@ export const writeHold = async (current: HoldRecord, next: HoldRecord): Promise<
   const values: Record<string, AttributeValue> = { ':seen': { N: String(current.version) } };
   const set: string[] = [];
   const remove: string[] = [];
-  const fields: string[] = [...FIELDS];
+  const fields: string[] = [...HOLD_FIELDS];
   if (next.held !== current.held) fields.push('probeAt');
   fields.forEach((field, index) => {
     names[`#f${index}`] = field;

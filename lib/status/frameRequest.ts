@@ -4,6 +4,7 @@ import { type CallerContext, callerOf } from '../http/callerIdentity.ts';
 import { RequestRefused } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { salesRecordsByFrame } from '../store/frameRecords.ts';
+import { heldSinceOf } from './heldSince.ts';
 import { statusView } from './statusRequest.ts';
 
 /** As intake's rule for FrameNum (schemas/salesRegistration.schema.json): at most 30 characters once trimmed. */
@@ -25,7 +26,8 @@ const frameNumOf = (event: APIGatewayProxyEvent): string => {
 /**
  * `GET /erp/sales_registration?FrameNum=<frame>`: the caller's own sales records for a frame number, newest first
  * (one Query of the `frame` index). None, or only other callers' records: an empty list, never 403/404, so the
- * answer tells nothing about other callers' records.
+ * answer tells nothing about other callers' records. While SAP is held, its `accepted` records show `heldSince` (one
+ * read of the hold for the whole list, none when no record is `accepted`).
  *
  * @example
  * await frameRequest({ ...event, queryStringParameters: { FrameNum: 'TESTFRAME00000001' } }, context)
@@ -37,8 +39,9 @@ export const frameRequest = async (
 ): Promise<APIGatewayProxyResult> => {
   const frameNum = frameNumOf(event);
   const entries = await salesRecordsByFrame(callerName(callerOf(context)), frameNum);
+  const heldSince = await heldSinceOf('salesRegistration', entries);
   return jsonResponse(200, {
     FrameNum: frameNum,
-    records: entries.map(statusView),
+    records: entries.map((entry) => statusView(entry, heldSince)),
   });
 };

@@ -6,19 +6,28 @@ import { jsonResponse } from '../http/responses.ts';
 import { RECORD_ID_PATTERN } from '../intake/recordIds.ts';
 import { getStatusRecord } from '../store/statusRecords.ts';
 import type { StatusRecord } from '../store/types.ts';
+import { heldSinceOf } from './heldSince.ts';
 
-/** What a status look-up shows of a status record: never the record's personal data. */
+/**
+ * What a status look-up shows of a status record: never the record's personal data. `heldSince` (since when its
+ * downstream has been held: lib/status/heldSince.ts) only while the record is `accepted`.
+ *
+ * @example
+ * statusView(status, '2026-11-27T03:00:00.000Z') // { id, status: 'accepted', attempts: 0, ..., heldSince: '2026-11-27T03:00:00.000Z' }
+ */
 export const statusView = (
   status: Pick<
     StatusRecord,
     'id' | 'status' | 'attempts' | 'acceptedAt' | 'updatedAt' | 'downstreamId' | 'error'
   >,
+  heldSince?: string,
 ) => ({
   id: status.id,
   status: status.status,
   attempts: status.attempts,
   acceptedAt: status.acceptedAt,
   updatedAt: status.updatedAt,
+  ...(heldSince && status.status === 'accepted' ? { heldSince } : {}),
   ...(status.downstreamId ? { downstreamId: status.downstreamId } : {}),
   ...(status.error ? { error: status.error } : {}),
 });
@@ -26,7 +35,8 @@ export const statusView = (
 const plausibleId = new RegExp(RECORD_ID_PATTERN);
 
 /**
- * `GET /erp/sales_registration/{id}` and `GET /crm/case/{CrmId}`: where one of the caller's records stands, or 404.
+ * `GET /erp/sales_registration/{id}` and `GET /crm/case/{CrmId}`: where one of the caller's records stands, or 404;
+ * while it is `accepted` and its downstream held, since when (one more read: lib/status/heldSince.ts).
  *
  * @example
  * await statusRequest({ ...event, pathParameters: { CrmId: '3f0c…' } }) // 200 {"id":"3f0c…","status":"delivered",…}
@@ -45,5 +55,5 @@ export const statusRequest = async (
   if (!status || status.kind !== kind || status.owner !== callerName(callerOf(context))) {
     throw new RequestRefused(404, `no ${label}`);
   }
-  return jsonResponse(200, statusView(status));
+  return jsonResponse(200, statusView(status, await heldSinceOf(kind, [status])));
 };

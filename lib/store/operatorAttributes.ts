@@ -1,6 +1,6 @@
 /**
  * The attributes of the records table that hold no personal data: every top-level attribute of a status record
- * (lib/store/types.ts) and of a content alias except `record`, the normalised record with the customer's fields.
+ * (lib/store/types.ts), of a content alias and of a downstream's hold, except `record`, the normalised record with the customer's fields.
  * The operators' role (serverless.yml OperationsRole) may read and write only these (IAM's `dynamodb:Attributes`),
  * and the operators' tools on AWS name exactly these in their reads (ProjectionExpression), so what a person can see
  * on AWS is what the purge would leave (`error` and `history` carry downstream texts with personal data removed).
@@ -35,6 +35,17 @@ export const OPERATOR_ATTRIBUTES = [
   'personalDataRemovedAt',
   'expiresAt',
   'aliasOf',
+  // The downstreams' holds (lib/outage): ids and times only.
+  'downstream',
+  'held',
+  'reason',
+  'heldSince',
+  'closedAt',
+  'probeAt',
+  'failures',
+  'firstFailedRecord',
+  'severalRecords',
+  'version',
 ] as const;
 
 /**

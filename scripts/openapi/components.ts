@@ -109,9 +109,9 @@ const responseSchemas = (): JsonObject => ({
       id: ref('RecordId'),
       status: {
         description:
-          'accepted: queued, delivery pending or being retried; delivered: created downstream; rejected: refused ' +
-          'downstream, permanent; failed: attempts exhausted, held in the dead-letter queue (a redrive makes it ' +
-          'accepted again).',
+          'accepted: queued, delivery pending, being retried or waiting out an outage (heldSince); delivered: ' +
+          'created downstream; rejected: refused downstream, permanent; failed: attempts exhausted, held in the ' +
+          'dead-letter queue (a redrive makes it accepted again).',
         type: 'string',
         enum: ['accepted', 'delivered', 'rejected', 'failed'],
       },
@@ -127,6 +127,14 @@ const responseSchemas = (): JsonObject => ({
       },
       updatedAt: {
         description: 'When the status last changed (ISO 8601).',
+        type: 'string',
+        format: 'date-time',
+      },
+      heldSince: {
+        description:
+          'Only while the record is accepted and the downstream system it goes to is held (down for every record, ' +
+          'or Salesforce’s daily API allowance nearly spent): since when (ISO 8601; may be before acceptedAt). ' +
+          'The record waits without spending attempts and is delivered once the system answers again; nothing to do.',
         type: 'string',
         format: 'date-time',
       },

@@ -56,6 +56,15 @@ export const statusOperation = (kind: 'salesRegistration' | 'caseRecord'): JsonO
             'Being retried after a transient failure',
             status({ status: 'accepted', attempts: 1, updatedAt: at('09:30:14.020'), error: 'HTTP 503' }),
           ),
+          held: example(
+            'Waiting out an outage of the downstream system',
+            status({
+              status: 'accepted',
+              attempts: 0,
+              updatedAt: at('09:30:12.345'),
+              heldSince: at('09:12:40.118'),
+            }),
+          ),
           delivered: example(
             'Delivered',
             status({ status: 'delivered', attempts: 1, updatedAt: at('09:30:14.020'), downstreamId }),

@@ -3,6 +3,7 @@ import type { StatusIndexEntry } from '../../lib/store/statusIndex.ts';
 import type { HistoryEntry, RecordStatus, StatusRecord } from '../../lib/store/types.ts';
 import type { RecordKind } from '../../lib/types.ts';
 import { DETAIL_WIDTH, KIND_LABELS, MASK } from './constants.ts';
+import type { CountedHolds } from './holds.ts';
 import type { RecordRow } from './types.ts';
 
 /**
@@ -112,6 +113,27 @@ export const countsTable = (counts: StateCounts, statuses: RecordStatus[]): stri
   });
   return alignColumns([header, ...lines]);
 };
+
+/**
+ * The holds under `--counts`, for people: a line per downstream counted, whether it is held, why (`outage`, or
+ * `api-usage`: Salesforce's allowance), since when and when the next probe may go (UTC, to the second).
+ *
+ * @example
+ * holdsTable({ erp: { held: true, reason: 'outage', heldSince: '2026-11-27T03:00:00.000Z', nextProbeAt: '2026-11-27T03:00:30.000Z' } })
+ * // DOWNSTREAM  HELD  REASON  SINCE (UTC)          NEXT PROBE (UTC)
+ * // erp         yes   outage  2026-11-27 03:00:00  2026-11-27 03:00:30
+ */
+export const holdsTable = (holds: CountedHolds): string =>
+  alignColumns([
+    ['DOWNSTREAM', 'HELD', 'REASON', 'SINCE (UTC)', 'NEXT PROBE (UTC)'],
+    ...Object.entries(holds).map(([downstream, hold]) => [
+      downstream,
+      hold?.held ? 'yes' : 'no',
+      hold?.held ? (hold.reason ?? '') : '',
+      hold?.held ? shortTime(hold.heldSince) : '',
+      hold?.held ? shortTime(hold.nextProbeAt) : '',
+    ]),
+  ]);
 
 /**
  * The record as stored, with every value of `record` that is personal data (every field not kept once personal

@@ -3,7 +3,8 @@ import { readStatusRecord } from '../../lib/store/statusIndex.ts';
 import { parseRecordsArgs } from './args.ts';
 import { USAGE } from './constants.ts';
 import { NoServiceError, RecordNotFoundError, UsageError } from './errors.ts';
-import { countsTable, masked, recordsTable, recordView } from './format.ts';
+import { countsTable, holdsTable, masked, recordsTable, recordView } from './format.ts';
+import { countedHolds } from './holds.ts';
 import { countRecords, listRecords } from './list.ts';
 import { awsSource, localSource, type RecordsSource } from './source.ts';
 import type { RecordRow, RecordsOptions } from './types.ts';
@@ -54,7 +55,12 @@ const list = async (options: RecordsOptions, source: RecordsSource, output: Reco
 
 const counts = async (options: RecordsOptions, source: RecordsSource, output: RecordsOutput) => {
   const result = await countRecords(options, source.reader);
-  output.out(options.json ? `${JSON.stringify(result)}\n` : `${countsTable(result, options.statuses)}\n`);
+  const holds = await countedHolds(options, source.reader);
+  output.out(
+    options.json
+      ? `${JSON.stringify({ ...result, holds })}\n`
+      : `${countsTable(result, options.statuses)}\n\n${holdsTable(holds)}\n`,
+  );
 };
 
 const one = async (options: RecordsOptions, source: RecordsSource, output: RecordsOutput) => {

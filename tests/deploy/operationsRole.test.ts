@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createDownstreamHolds } from '../../lib/outage/hold.ts';
 import { queueArnByName } from '../../lib/redrive/queueArn.ts';
 import { redriveOnAws } from '../../lib/redrive/redrive.ts';
 import { OPERATOR_ATTRIBUTES } from '../../lib/store/operatorAttributes.ts';
@@ -263,6 +264,19 @@ describe('the operators’ tools, run against the stage’s resources through th
     });
     failedIds.push(failed.id);
     const stuck = await acceptRecord('caseRecord', { at: new Date(Date.now() - 3_600_000).toISOString() });
+    // SAP held, as the workers hold it (the hold module's own API): --counts reads both hold items.
+    const heldSince = new Date();
+    const holds = createDownstreamHolds({
+      afterFailures: 2,
+      probeSeconds: 30,
+      apiUsageShare: 0.8,
+      cacheSeconds: 0,
+    });
+    await holds.noteOutcomes(
+      'erp',
+      ['a', 'b'].map((recordId) => ({ recordId, kind: 'transient' as const })),
+      heldSince,
+    );
     const from = recorder.calls.length;
     // Act
     const byStatus = await records(['--status', 'failed', '--json']);
@@ -276,6 +290,10 @@ describe('the operators’ tools, run against the stage’s resources through th
     expect(idsOf(byAge.stdout)).toEqual([stuck.id]);
     expect(idsOf(byFrame.stdout)).toEqual([failed.id]);
     expect(JSON.parse(counts.stdout).salesRegistration.failed).toBe(1);
+    expect(JSON.parse(counts.stdout).holds).toMatchObject({
+      erp: { held: true, reason: 'outage', heldSince: heldSince.toISOString() },
+      crm: { held: false },
+    });
     expect(JSON.parse(one.stdout).id).toBe(failed.id);
     const calls = recorder.calls.slice(from);
     expect(calls.every((c) => c.caller === OPERATOR && !c.problem)).toBe(true);

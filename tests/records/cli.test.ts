@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { createDownstreamHolds } from '../../lib/outage/hold.ts';
 import { localClientConfig } from '../../scripts/local/aws.ts';
 import { createLocalResources } from '../../scripts/local/resources.ts';
 import { MASK } from '../../scripts/records/constants.ts';
@@ -236,16 +237,77 @@ describe('npm run records --counts', () => {
         'sales  1         0          1         0       2',
         'cases  0         1          0         1       2',
         '',
+        'DOWNSTREAM  HELD  REASON  SINCE (UTC)  NEXT PROBE (UTC)',
+        'erp         no',
+        'crm         no',
+        '',
       ].join('\n'),
     );
     expect(JSON.parse(json.stdout)).toEqual({
       salesRegistration: { accepted: 1, delivered: 0, rejected: 1, failed: 0 },
       caseRecord: { accepted: 0, delivered: 1, rejected: 0, failed: 1 },
+      holds: { erp: { held: false }, crm: { held: false } },
     });
     expect(JSON.parse(older.stdout)).toEqual({
       caseRecord: { accepted: 0, delivered: 1, rejected: 0, failed: 0 },
+      holds: { crm: { held: false } },
     });
-    expect(table.operations).toEqual(Array(8).fill('Query:status'));
+    // The holds: one consistent GetItem of each hold item.
+    expect(table.operations).toEqual([...Array(8).fill('Query:status'), 'GetItem', 'GetItem']);
+  });
+
+  it('shows per downstream whether it is held, why, since when and the next probe; as fields with --json', async () => {
+    // Prepare: SAP held for an outage and Salesforce for its allowance, opened through the hold module's own API as
+    // the workers open them; then the ERP's closed by a probe that got an answer.
+    const holds = createDownstreamHolds({
+      afterFailures: 5,
+      probeSeconds: 30,
+      apiUsageShare: 0.8,
+      cacheSeconds: 5,
+    });
+    const t0 = new Date('2026-11-27T03:00:00.000Z');
+    const failures = ['a', 'b', 'a', 'b', 'a'].map((recordId) => ({ recordId, kind: 'transient' as const }));
+    await holds.noteOutcomes('erp', failures, t0);
+    await holds.noteApiUsage(4_500, 5_000, new Date('2026-11-27T03:10:00.000Z'));
+    // Act
+    const table = await records(['--counts']);
+    const json = await records(['--counts', '--json']);
+    const sales = await records(['--counts', '--json', '--kind', 'sales']);
+    await holds.noteOutcome(
+      'erp',
+      { recordId: 'c', kind: 'delivered', probe: true },
+      new Date('2026-11-27T03:00:31.000Z'),
+    );
+    const closed = await records(['--counts', '--json']);
+    // Assess
+    expect(table.code).toBe(0);
+    expect(table.stdout.split('\n\n')[1]).toBe(
+      [
+        'DOWNSTREAM  HELD  REASON     SINCE (UTC)          NEXT PROBE (UTC)',
+        'erp         yes   outage     2026-11-27 03:00:00  2026-11-27 03:00:30',
+        'crm         yes   api-usage  2026-11-27 03:10:00  2026-11-27 03:10:30',
+        '',
+      ].join('\n'),
+    );
+    expect(JSON.parse(json.stdout).holds).toEqual({
+      erp: {
+        held: true,
+        reason: 'outage',
+        heldSince: '2026-11-27T03:00:00.000Z',
+        nextProbeAt: '2026-11-27T03:00:30.000Z',
+      },
+      crm: {
+        held: true,
+        reason: 'api-usage',
+        heldSince: '2026-11-27T03:10:00.000Z',
+        nextProbeAt: '2026-11-27T03:10:30.000Z',
+      },
+    });
+    expect(Object.keys(JSON.parse(sales.stdout).holds)).toEqual(['erp']);
+    expect(JSON.parse(closed.stdout).holds).toEqual({
+      erp: { held: false },
+      crm: JSON.parse(json.stdout).holds.crm,
+    });
   });
 });
 

@@ -115,6 +115,7 @@ describe('npm run records, spawned', () => {
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toEqual({
       salesRegistration: { accepted: 0, delivered: 1, rejected: 1, failed: 0 },
+      holds: { erp: { held: false } },
     });
   }, 60_000);
 
