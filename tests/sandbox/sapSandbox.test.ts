@@ -137,7 +137,7 @@ describe('SAP sandbox protocol', () => {
     });
   });
 
-  it('answers a repeated RegistrationId with 200 and the same document, creating nothing', async () => {
+  it('refuses a repeated RegistrationId with 409 naming it and its document, creating nothing', async () => {
     // Prepare
     await postWithSession(entity());
 
@@ -145,8 +145,10 @@ describe('SAP sandbox protocol', () => {
     const repeat = await postWithSession(entity());
 
     // Assess
-    expect(repeat.status).toBe(200);
-    expect(repeat.json().d.DocumentNumber).toBe('49000001');
+    expect(repeat.status).toBe(409);
+    expect(repeat.json().error.message.value).toBe(
+      'RegistrationId reg-1 already registered as document 49000001',
+    );
     expect(sap.registrations).toHaveLength(1);
   });
 
