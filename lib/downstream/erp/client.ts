@@ -4,7 +4,7 @@ import { DEFAULT_ERP_TIMEOUT_MS, PERSONAL_FIELDS } from './constants.ts';
 import { cookieHeader, storeCookies } from './cookies.ts';
 import { fetchCsrfSession } from './csrf.ts';
 import { basicAuthorization, erpEndpoints } from './endpoints.ts';
-import { classifyErpAnswer, isCsrfRequired, isOwnRepeat } from './response.ts';
+import { classifyErpAnswer, isCsrfRequired, isOwnRepeat, repeatedDocumentNumber } from './response.ts';
 import type { CsrfResult, CsrfSession, ErpClient, ErpConfig, PostAnswer } from './types.ts';
 
 /**
@@ -104,7 +104,8 @@ export function createErpClient(config: ErpConfig): ErpClient {
       switch (answer.kind) {
         case 'answered':
           if (isOwnRepeat(answer.status, answer.text, registrationId)) {
-            return { kind: 'delivered', reachedDownstream: true };
+            const downstreamId = repeatedDocumentNumber(answer.text);
+            return { kind: 'delivered', reachedDownstream: true, ...(downstreamId ? { downstreamId } : {}) };
           }
           return classifyErpAnswer(answer.status, answer.text, personalValuesOf(record, PERSONAL_FIELDS));
         case 'timedOut':
