@@ -49,6 +49,8 @@ export interface SalesforceFault {
   malformedBody?: boolean;
   /** Close the connection without an answer (nothing is stored). */
   dropConnection?: boolean;
+  /** Process the request, then close the connection instead of answering (the answer is lost). */
+  loseAnswer?: boolean;
 }
 
 export interface StoredCase {
@@ -136,6 +138,7 @@ export async function startSalesforceSandbox(
     errorBody: (status: number) => unknown,
   ): Promise<boolean> => {
     if (!fault) return false;
+    if (fault.loseAnswer) exchange.loseAnswer();
     if (fault.delayMs) await exchange.wait(fault.delayMs);
     if (fault.dropConnection) {
       exchange.drop();

@@ -50,6 +50,8 @@ export interface SapFault {
   csrfExpired?: boolean;
   /** Close the connection without an answer (nothing is stored). */
   dropConnection?: boolean;
+  /** Process the request, then close the connection instead of answering (the answer is lost). */
+  loseAnswer?: boolean;
 }
 
 export interface StoredRegistration {
@@ -135,6 +137,7 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
   /** Applies the fault's delay and answer; true when it answered (or dropped) the request. */
   const applyFault = async (exchange: Exchange, fault: SapFault | undefined): Promise<boolean> => {
     if (!fault) return false;
+    if (fault.loseAnswer) exchange.loseAnswer();
     if (fault.delayMs) await exchange.wait(fault.delayMs);
     if (fault.dropConnection) {
       exchange.drop();

@@ -208,4 +208,17 @@ describe('SAP sandbox protocol', () => {
     expect(third.status).toBe(201);
     expect(sap.requests.map((request) => request.status)).toEqual([200, 503, 403, 500, 200, 201]);
   });
+
+  it('stores a registration whose answer it loses: the connection closes, the log says 201', async () => {
+    // Prepare
+    sap.inject({ loseAnswer: true });
+
+    // Act
+    const lost = await postWithSession(entity()).catch((error: Error) => error);
+
+    // Assess
+    expect(lost).toBeInstanceOf(Error);
+    expect(sap.registrations).toHaveLength(1);
+    expect(sap.requests.at(-1)?.status).toBe(201);
+  });
 });
