@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   checkEvents,
+  eventsKept,
   personalFieldIn,
   personalValueIndex,
   type ReceivedHook,
@@ -129,5 +130,27 @@ describe('the soak event check', () => {
     const found = texts.map((text) => personalFieldIn(text, personalValueIndex(riders)));
     // Assess
     expect(found).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  it.each([
+    ['nothing wrong', [hook('example-dealer', 's1', 'delivered')], true],
+    ['a planted lost event', [hook('example-dealer', 's1', 'accepted')], false],
+    [
+      'a planted leaked event',
+      [hook('example-dealer', 's1', 'delivered'), hook('example-web-forms', 'c1', 'delivered')],
+      false,
+    ],
+    ['a planted personal value', [hook('example-dealer', 's1', 'delivered', { note: 'Rider1' })], false],
+  ])('keeps the event promise only with %s', (_label, received, kept) => {
+    // Act
+    const { counts } = checkEvents({
+      expected: new Map([['s1', 'delivered']]),
+      foreign: new Set(['c1']),
+      webhookClients,
+      received: received as ReceivedHook[],
+      personal: personalValueIndex([sale]),
+    });
+    // Assess
+    expect(eventsKept(counts)).toBe(kept);
   });
 });
