@@ -18,7 +18,9 @@ describe('the soak campaign, short form', () => {
       outageSeconds: 0,
       drainSeconds: 60,
       stallSeconds: 45,
-      maxTrafficSeconds: 90,
+      // A bound, not a target: on a busy machine (load 15-20 on two cores) the API functions' first cold starts
+      // answer 504 for a minute or more, and a 90 s bound ended the traffic before its SIGKILL was due.
+      maxTrafficSeconds: 240,
       // Past the reconciler's republishing (60 s after the change, checked every 5 s): a real loss, not a delay.
       eventsWaitSeconds: 70,
       log: () => {},
@@ -58,5 +60,5 @@ describe('the soak campaign, short form', () => {
       table,
     ).toEqual({ eventsLost: 0, eventsLeaked: 0, eventsWithPersonalData: 0 });
     expect(report.ok, table).toBe(true);
-  }, 300_000);
+  }, 600_000);
 });
