@@ -1,6 +1,7 @@
 /**
  * The short form of `npm run soak` (scripts/soak/campaign.ts): a few hundred records through `npm start` with
- * faults at every boundary (SQS and DynamoDB behind fault proxies, SAP and Salesforce sandboxes) and one SIGKILL
+ * faults at every boundary (SQS, DynamoDB and the bus behind fault proxies for the API functions and for the
+ * worker and reconciler, SAP and Salesforce sandboxes losing answers too) and one SIGKILL
  * of the whole service, then the reconciliation record by record: nothing lost, nothing delivered twice, nothing
  * left `accepted`; and every settled sale's state-change event at the sandbox webhook receiver, none of a client
  * without a webhook, none with personal data.
@@ -28,6 +29,13 @@ describe('the soak campaign, short form', () => {
     // Assess
     const table = reportTable(report);
     expect(report.restarts.kills, table).toBe(1);
+    // The worker, the reconciler and their events went through the fault proxies (LOCAL_DELIVERY_PROXY_*).
+    expect(
+      [report.faults.deliverySqs, report.faults.deliveryDynamodb, report.faults.deliveryEventBridge].map(
+        (counts) => counts.calls > 0,
+      ),
+      table,
+    ).toEqual([true, true, true]);
     expect(report.records.accepted, table).toBeGreaterThan(125);
     expect(
       {
