@@ -86,11 +86,32 @@ const startReconciler = () => {
 };
 
 /**
+ * The worker's AWS endpoints when LOCAL_DELIVERY_PROXY_SQS / _DYNAMODB / _EVENTBRIDGE name a fault proxy (npm run
+ * soak); empty otherwise.
+ *
+ * @example
+ * deliveryProxies({ LOCAL_DELIVERY_PROXY_SQS: 'http://127.0.0.1:4001' }); // { AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:4001' }
+ */
+export const deliveryProxies = (env: NodeJS.ProcessEnv): Record<string, string> => ({
+  ...(env.LOCAL_DELIVERY_PROXY_SQS ? { AWS_ENDPOINT_URL_SQS: env.LOCAL_DELIVERY_PROXY_SQS } : {}),
+  ...(env.LOCAL_DELIVERY_PROXY_DYNAMODB
+    ? { AWS_ENDPOINT_URL_DYNAMODB: env.LOCAL_DELIVERY_PROXY_DYNAMODB }
+    : {}),
+  ...(env.LOCAL_DELIVERY_PROXY_EVENTBRIDGE
+    ? { AWS_ENDPOINT_URL_EVENTBRIDGE: env.LOCAL_DELIVERY_PROXY_EVENTBRIDGE }
+    : {}),
+});
+
+/**
  * The local runner's hook (LocalStackOptions.onStarted): starts delivery and returns what stops it.
  */
 export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promise<void>> => {
   // The worker runs in this process, against the same queues and table as the handlers in serverless-offline.
   Object.assign(process.env, stack.env);
+  // npm run soak: the worker, the reconciler and their event publishing reach SQS, DynamoDB and the bus through
+  // its fault proxies (runner.json keeps the emulators' own endpoints, for npm run records / redrive).
+  const proxies = deliveryProxies(process.env);
+  Object.assign(process.env, proxies);
   const sandboxes = await startSandboxes();
   const { handler } = await import('../../functions/deliveryWorker.ts');
 
@@ -102,7 +123,12 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
   const reconciler = startReconciler();
   const ttlSweeper = startTtlSweeper({ log });
 
-  const sqs = new SQSClient({ ...localClientConfig(stack.sqsEndpoint), useQueueUrlAsEndpoint: false });
+  const sqs = new SQSClient({
+    ...localClientConfig(proxies.AWS_ENDPOINT_URL_SQS ?? stack.sqsEndpoint),
+    // The poller stands in for Lambda's event source, which retries its own calls.
+    ...(proxies.AWS_ENDPOINT_URL_SQS ? { maxAttempts: 3 } : {}),
+    useQueueUrlAsEndpoint: false,
+  });
   const pollers = [stack.queues.SalesRegistrationQueue, stack.queues.CaseQueue].map((queue) =>
     startPoller({
       sqs,

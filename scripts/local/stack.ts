@@ -159,9 +159,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const [lambdaPort, websocketPort] = ports;
     // LOCAL_API_PROXY_SQS / _DYNAMODB (npm run soak): the API handlers reach the emulators through a proxy,
     // which reads their endpoints from localEndpointsFile. Offline's environment only (`env` keeps them).
+    // LOCAL_DELIVERY_PROXY_* (scripts/local/delivery.ts) do the same for the worker, the reconciler and the bus.
     const apiProxies = apiProxyEnv({ ...process.env, ...options.env });
-    if (Object.keys(apiProxies).length > 0) {
-      const endpoints = { sqs: queueServer.endpoint, dynamodb: storeServer.endpoint };
+    if (Object.keys(apiProxies).length > 0 || hasDeliveryProxy({ ...process.env, ...options.env })) {
+      const endpoints = {
+        sqs: queueServer.endpoint,
+        dynamodb: storeServer.endpoint,
+        eventbridge: localWebhooks.bus.url,
+      };
       await writeFile(localEndpointsFile(dataDir), JSON.stringify(endpoints));
     }
 
@@ -274,7 +279,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   }
 }
 
-/** Where a stack with LOCAL_API_PROXY_* set writes its emulators' endpoints: `{"sqs", "dynamodb"}`. */
+/**
+ * Where a stack with LOCAL_API_PROXY_* or LOCAL_DELIVERY_PROXY_* set writes its emulators' endpoints:
+ * `{"sqs", "dynamodb", "eventbridge"}`.
+ */
 export const localEndpointsFile = (dataDir: string): string => join(dataDir, 'local-endpoints.json');
 
 /** The API handlers' AWS endpoints when LOCAL_API_PROXY_SQS / LOCAL_API_PROXY_DYNAMODB name a proxy. */
@@ -283,6 +291,12 @@ function apiProxyEnv(env: NodeJS.ProcessEnv): Record<string, string> {
     ...(env.LOCAL_API_PROXY_SQS ? { AWS_ENDPOINT_URL_SQS: env.LOCAL_API_PROXY_SQS } : {}),
     ...(env.LOCAL_API_PROXY_DYNAMODB ? { AWS_ENDPOINT_URL_DYNAMODB: env.LOCAL_API_PROXY_DYNAMODB } : {}),
   };
+}
+
+function hasDeliveryProxy(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(
+    env.LOCAL_DELIVERY_PROXY_SQS || env.LOCAL_DELIVERY_PROXY_DYNAMODB || env.LOCAL_DELIVERY_PROXY_EVENTBRIDGE,
+  );
 }
 
 function sameEntries(a: Record<string, string>, b: Record<string, string>): boolean {
