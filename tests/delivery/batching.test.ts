@@ -20,7 +20,15 @@ import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { lambdaContext } from '../factories/apiGateway.ts';
 import { startEventBridgeRecorder } from '../support/eventBridgeRecorder.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
-import { acceptCases, acceptSales, after, deliverAt, forgetHolds, OUTAGE, receive } from './support.ts';
+import {
+  acceptCases,
+  acceptSales,
+  deliverAt,
+  forgetHolds,
+  OUTAGE,
+  receive,
+  secondsAfter,
+} from './support.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let sap: SapSandbox;
@@ -165,7 +173,7 @@ describe('batched delivery', () => {
     const holds = createDownstreamHolds(OUTAGE);
     // Act
     const lost = await deliverAt(records, holds, T0);
-    const repeated = await deliverAt(records, holds, after(T0, 61));
+    const repeated = await deliverAt(records, holds, secondsAfter(T0, 61));
     // Assess
     expect(lost).toEqual(Array(4).fill('DeliveryRetryLater'));
     expect(repeated).toEqual(Array(4).fill('done'));
@@ -181,7 +189,7 @@ describe('batched delivery', () => {
     salesforce.inject({ on: 'collections', dropAnswer: true });
     const holds = createDownstreamHolds(OUTAGE);
     await deliverAt(records, holds, T0);
-    const repeated = await deliverAt(records, holds, after(T0, 61));
+    const repeated = await deliverAt(records, holds, secondsAfter(T0, 61));
     expect(repeated).toEqual(Array(3).fill('done'));
     for (const id of ids) expect(salesforce.cases.filter((c) => c.externalId === id)).toHaveLength(1);
   });

@@ -16,7 +16,15 @@ import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/sa
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { lambdaContext } from '../factories/apiGateway.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
-import { acceptCases, acceptSales, after, deliverAt, forgetHolds, OUTAGE, receive } from './support.ts';
+import {
+  acceptCases,
+  acceptSales,
+  deliverAt,
+  forgetHolds,
+  OUTAGE,
+  receive,
+  secondsAfter,
+} from './support.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let sap: SapSandbox;
@@ -63,7 +71,8 @@ const openErpHold = async (holds = createDownstreamHolds(OUTAGE)) => {
   const { byId } = await receive(aws.sqs, salesQueue, 3);
   sap.outage.setDown(true);
   const opening = [];
-  for (const [index, id] of ids.entries()) opening.push(await deliverAt([byId(id)], holds, after(T0, index)));
+  for (const [index, id] of ids.entries())
+    opening.push(await deliverAt([byId(id)], holds, secondsAfter(T0, index)));
   return { ids, byId, holds, opening, messages: ids.map(byId) };
 };
 
@@ -74,7 +83,7 @@ describe('the worker under a downstream hold', () => {
     const triesBefore = await triesOf(ids);
     const callsBefore = sapCalls();
     // Act
-    const held = await deliverAt(messages, holds, after(T0, 5));
+    const held = await deliverAt(messages, holds, secondsAfter(T0, 5));
     // Assess
     expect(opening).toEqual([['DeliveryRetryLater'], ['DeliveryRetryLater'], ['DeliveryHeld']]);
     expect((await holdStates()).erp).toMatchObject({ held: true, reason: 'outage' });
@@ -97,15 +106,15 @@ describe('the worker under a downstream hold', () => {
     const triesHeld = await triesOf(ids);
     // Act: the probe due 30 s after the opening (at 2 s) fails; a batch between probes calls nothing.
     let calls = sapCalls();
-    const failedProbe = await deliverAt(messages, holds, after(T0, 33));
+    const failedProbe = await deliverAt(messages, holds, secondsAfter(T0, 33));
     const probeCalls = sapCalls() - calls;
     calls = sapCalls();
-    const between = await deliverAt(messages, holds, after(T0, 50));
+    const between = await deliverAt(messages, holds, secondsAfter(T0, 50));
     const betweenCalls = sapCalls() - calls;
     const triesAfterProbe = await triesOf(ids);
     sap.outage.setDown(false);
-    const tooEarly = await deliverAt(messages, holds, after(T0, 60));
-    const closing = await deliverAt(messages, holds, after(T0, 64));
+    const tooEarly = await deliverAt(messages, holds, secondsAfter(T0, 60));
+    const closing = await deliverAt(messages, holds, secondsAfter(T0, 64));
     // Assess
     expect(failedProbe).toEqual(['DeliveryHeld', 'DeliveryHeld', 'DeliveryHeld']);
     expect(probeCalls).toBe(1); // the CSRF fetch, refused: the outage answers everything 503
@@ -130,7 +139,7 @@ describe('the worker under a downstream hold', () => {
     const results = [];
     for (const [index, next] of [bad, good[0], bad, good[1], bad].entries()) {
       if (next === bad) sap.inject({ status: 503 });
-      results.push(...(await deliverAt([byId(next)], holds, after(T0, index))));
+      results.push(...(await deliverAt([byId(next)], holds, secondsAfter(T0, index))));
     }
     const dead = await aws.drain(aws.resources.queues.SalesRegistrationDeadLetterQueue.url);
     // Assess
@@ -148,7 +157,7 @@ describe('the worker under a downstream hold', () => {
     // Act
     for (const [index, id] of ids.entries()) {
       sap.inject({ status: 400, message: 'Dealer 1234 is blocked for registrations' });
-      await deliverAt([byId(id)], holds, after(T0, index));
+      await deliverAt([byId(id)], holds, secondsAfter(T0, index));
     }
     // Assess
     expect((await holdStates()).erp).toEqual({ held: false });
@@ -167,10 +176,10 @@ describe('the worker under a downstream hold', () => {
     const answered = await deliverAt([byId(first)], holds, T0);
     const opened = (await holdStates()).crm;
     const before = patches();
-    const held = await deliverAt([byId(second)], holds, after(T0, 5));
+    const held = await deliverAt([byId(second)], holds, secondsAfter(T0, 5));
     const heldPatches = patches() - before;
     salesforce.apiUsage.set({ used: 1_000 });
-    const probed = await deliverAt([byId(second)], holds, after(T0, 31));
+    const probed = await deliverAt([byId(second)], holds, secondsAfter(T0, 31));
     // Assess
     expect(answered).toEqual(['done']);
     expect(opened).toMatchObject({ held: true, reason: 'api-usage' });
@@ -198,8 +207,8 @@ describe('the worker under a downstream hold', () => {
     const [d, e] = [createDownstreamHolds(OUTAGE), createDownstreamHolds(OUTAGE)];
     const beforeProbe = sapCalls();
     const probes = await Promise.all([
-      deliverAt(messages.slice(0, 2), d, after(T0, 40)),
-      deliverAt(messages.slice(2), e, after(T0, 40)),
+      deliverAt(messages.slice(0, 2), d, secondsAfter(T0, 40)),
+      deliverAt(messages.slice(2), e, secondsAfter(T0, 40)),
     ]);
     // Assess
     expect(answers.map((answer) => answer.status)).toEqual(['rejected', 'rejected']); // every message held

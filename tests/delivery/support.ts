@@ -102,4 +102,4 @@ export const forgetHolds = async (dynamoEndpoint: string) => {
 };
 
 /** `seconds` after `from`. */
-export const after = (from: Date, seconds: number) => new Date(from.getTime() + seconds * 1000);
+export const secondsAfter = (from: Date, seconds: number) => new Date(from.getTime() + seconds * 1000);
