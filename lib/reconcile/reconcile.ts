@@ -70,7 +70,8 @@ const passOf = (hold: RunHolds[Downstream], now: Date, horizonSeconds: number): 
 
 /** The last time anyone moved the record (accepted it, tried it, queued it again). */
 const lastMovedAt = (status: StatusRecord): string =>
-  [status.acceptedAt, status.updatedAt, status.requeuedAt ?? ''].reduce((a, b) => (a > b ? a : b));
+  // ISO times in UTC sort as text: the last is the latest.
+  [status.acceptedAt, status.updatedAt, status.requeuedAt ?? ''].sort().at(-1) ?? '';
 
 /**
  * The reconciler: finds `accepted` records that nobody has queued or worked on by their `dueAt` (a crash between
