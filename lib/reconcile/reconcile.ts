@@ -30,6 +30,8 @@ export interface ReconcileOptions {
    * next run. Not applied with everyOpenRecord (the local start must queue every record).
    */
   limit?: number;
+  /** The same, for a kind in the while after its downstream's hold closed (default RECONCILE_MAX_AFTER_HOLD). */
+  limitAfterHold?: number;
 }
 
 export interface ReconcileResult {
@@ -118,9 +120,12 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
       : passOf(holds[DOWNSTREAM_OF_KIND[kind]], now, horizonSeconds);
     if (pass.mode === 'held' && !pass.probe) continue;
     // A held kind queues one record; it may read a few more (leased or not yet due) to find it.
-    const kindLimit = pass.mode === 'held' ? 1 : limit;
-    const readLimit = pass.mode === 'held' ? PROBE_READS : limit;
     const closedAt = pass.mode === 'open' ? pass.closedAt : undefined;
+    // In the while after a close the backlog is drained faster than a backlog of the usual kind.
+    const openLimit =
+      closedAt && !options.everyOpenRecord ? (options.limitAfterHold ?? settings.maxAfterHold) : limit;
+    const kindLimit = pass.mode === 'held' ? 1 : openLimit;
+    const readLimit = pass.mode === 'held' ? PROBE_READS : openLimit;
     // After a recent close, records due later are read too, up to the latest dueAt set before the close.
     const windowEnd = closedAt ? dueAfter(new Date(closedAt), horizonSeconds) : undefined;
     const dueBefore = windowEnd ?? nowIso;
@@ -141,9 +146,8 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
       const ids = page.filter((id) => !seen.has(id)).slice(0, readLimit - taken);
       for (const id of ids) seen.add(id);
       const statuses = await getStatusRecords(ids, { consistent: true });
-      const due: StatusRecord[] = [];
+      const candidates: { status: StatusRecord; heldThrough: boolean }[] = [];
       for (const status of statuses.values()) {
-        if (queued + due.length >= kindLimit) break;
         if (status.status !== 'accepted' || status.dueAt === undefined) continue;
         // Waited through the hold that closed: nobody has moved it since.
         const heldThrough = closedAt !== undefined && lastMovedAt(status) < closedAt;
@@ -151,17 +155,32 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
           if (status.dueAt > nowIso && !heldThrough) continue;
           if (status.leaseUntil !== undefined && status.leaseUntil > nowIso) continue;
         }
-        // At start (everyOpenRecord) a lease left by the stopped runner's worker is void: its worker is gone.
-        const leaseCheckAt = options.everyOpenRecord ? new Date('9999-12-31T23:59:59.999Z') : now;
+        candidates.push({ status, heldThrough });
+      }
+      // At start (everyOpenRecord) a lease left by the stopped runner's worker is void: its worker is gone.
+      const leaseCheckAt = options.everyOpenRecord ? new Date('9999-12-31T23:59:59.999Z') : now;
+      const moveOn = async ({ status, heldThrough }: (typeof candidates)[number]) => {
         const spaced = dueAfter(now, requeueDelaySeconds(heldThrough ? 0 : (status.requeues ?? 0), settings));
         // A record queued for the backlog goes past the window read after the close, so the next runs read the
         // rest of the backlog rather than it (its message is on the queue; this is only the safety net).
         const nextDue = heldThrough && windowEnd && spaced < windowEnd ? windowEnd : spaced;
-        const moved = await postponeDue(status.id, status.dueAt, nextDue, leaseCheckAt, {
-          at: now,
-          restartSpacing: heldThrough,
-        });
-        if (moved) due.push(status);
+        const at = { at: now, restartSpacing: heldThrough };
+        return (await postponeDue(status.id, status.dueAt ?? '', nextDue, leaseCheckAt, at))
+          ? status
+          : undefined;
+      };
+      const due: StatusRecord[] = [];
+      if (pass.mode === 'held') {
+        // One probe record: the first that is ours to move.
+        for (const candidate of candidates) {
+          const moved = await moveOn(candidate);
+          if (moved) due.push(moved);
+          if (moved) break;
+        }
+      } else {
+        // A page's moves at once (at most a page, 100): a drain after a hold moves thousands a run.
+        const moved = await Promise.all(candidates.slice(0, kindLimit - queued).map(moveOn));
+        due.push(...moved.filter((status) => status !== undefined));
       }
       taken += ids.length;
       if (due.length === 0) continue;

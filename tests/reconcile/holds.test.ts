@@ -89,7 +89,7 @@ describe('while a downstream is held', () => {
 });
 
 describe('after a hold closes', () => {
-  it('queues the whole backlog in the next runs, the limit a run, though earlier re-queues had spaced it by an hour', async () => {
+  it('queues the whole backlog in the next runs, the limit after a hold a run, though earlier re-queues had spaced it by an hour', async () => {
     // Prepare: the CRM held from 08:10:04 to 08:40. Four cases due since 08:05; three queued again at 08:20 whose
     // spacing (their fifth re-queue) put them off to 09:20; one a worker tried after the close (due 08:47).
     const due = Array.from({ length: 4 }, () => acceptedCase());
@@ -107,14 +107,15 @@ describe('after a hold closes', () => {
     await seedStatusRecords([...due, ...spaced, triedAfter]);
     await openCrmHold('2026-11-22T08:10:00.000Z');
     await closeCrmHold('2026-11-22T08:40:00.000Z');
-    // Act: three runs a minute apart, three records a run at most.
+    // Act: three runs a minute apart, three records a run at most in the while after a close (one otherwise).
     const runs = [];
     const messages: string[] = [];
     for (const minute of ['41', '42', '43']) {
       runs.push(
         await reconcileOpenRecords({
           now: at(`2026-11-22T08:${minute}:00Z`),
-          limit: 3,
+          limit: 1,
+          limitAfterHold: 3,
           kinds: ['caseRecord'],
         }),
       );

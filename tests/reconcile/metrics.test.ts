@@ -118,19 +118,21 @@ describe('the reconciler metrics', () => {
 });
 
 describe('the reconciler settings', () => {
-  it('reads RECONCILE_AFTER_SECONDS (300), RECONCILE_MAX_INTERVAL_SECONDS (3600), RECONCILE_MAX_PER_RUN (500)', () => {
+  it('reads RECONCILE_AFTER_SECONDS (300), RECONCILE_MAX_INTERVAL_SECONDS (3600), RECONCILE_MAX_PER_RUN (500), RECONCILE_MAX_AFTER_HOLD (5000)', () => {
     expect(reconcileSettings({})).toEqual({
       reconcileAfterSeconds: 300,
       maxIntervalSeconds: 3600,
       maxPerRun: 500,
+      maxAfterHold: 5000,
     });
     expect(
       reconcileSettings({
         RECONCILE_AFTER_SECONDS: '60',
         RECONCILE_MAX_INTERVAL_SECONDS: '600',
         RECONCILE_MAX_PER_RUN: '7',
+        RECONCILE_MAX_AFTER_HOLD: '70',
       }),
-    ).toEqual({ reconcileAfterSeconds: 60, maxIntervalSeconds: 600, maxPerRun: 7 });
+    ).toEqual({ reconcileAfterSeconds: 60, maxIntervalSeconds: 600, maxPerRun: 7, maxAfterHold: 70 });
   });
 
   it('spaces re-queues of one record: the delay doubled per earlier re-queue, capped', () => {
