@@ -68,8 +68,10 @@ const startReconciler = () => {
         }
         if ('error' in reconciled) log(`reconciler: queue again: ${messageOf(reconciled.error)}`);
         else {
-          const count = reconciled.requeued.salesRegistration + reconciled.requeued.caseRecord;
+          const probes = reconciled.probes.salesRegistration + reconciled.probes.caseRecord;
+          const count = reconciled.requeued.salesRegistration + reconciled.requeued.caseRecord - probes;
           if (count > 0) log(`reconciler: queued again ${count} record(s) nobody had queued in time`);
+          if (probes > 0) log(`reconciler: queued ${probes} record(s) of a held downstream for its probe`);
         }
       } catch (error) {
         log(`reconciler: ${messageOf(error)}`);
