@@ -6,6 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { localCredentials } from './aws.ts';
+import { type EventSourceSettings, eventSourcesOf } from './eventSources.ts';
 import { type LocalQueueServer, startLocalQueue } from './localQueue.ts';
 import { type LocalStoreServer, startLocalStore } from './localStore.ts';
 import { describeExit, type OfflineProcess, startOffline } from './offline.ts';
@@ -67,6 +68,8 @@ export interface LocalStack {
   /** By CloudFormation logical id, e.g. queues.SalesRegistrationQueue.url, tables.RecordsTable.name. */
   queues: Record<string, LocalQueue>;
   tables: Record<string, LocalTable>;
+  /** The worker's SQS event sources as serverless.yml declares them, by queue logical id (batch size, window). */
+  eventSources: Record<string, EventSourceSettings>;
   /** serverless-offline's pid (the leader of its own process group). */
   offlinePid: number;
   /** Resolves, with the reason, if serverless-offline exits by itself (not through `stop()`). */
@@ -261,6 +264,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       env,
       queues: resources.queues,
       tables: resources.tables,
+      eventSources: eventSourcesOf(config),
       offlinePid: running.pid,
       crashed: crashedUnlessStopped,
       stop,
