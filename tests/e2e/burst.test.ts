@@ -18,6 +18,8 @@ interface Sent {
   kind: 'sale' | 'case';
   status: number;
   id?: string;
+  /** Why the request got no answer at all (status 0): the client's own error, to tell a refused connection from a timeout. */
+  error?: string;
 }
 
 const send = async (service: RunningService, index: number, run: string): Promise<Sent> => {
@@ -48,7 +50,9 @@ const burst = async (service: RunningService): Promise<Sent[]> => {
     Array.from({ length: inFlight }, async () => {
       while (next < total) {
         const index = next++;
-        answers[index] = await send(service, index, run).catch(() => ({ kind: 'sale', status: 0 }) as Sent);
+        answers[index] = await send(service, index, run).catch(
+          (error: Error) => ({ kind: 'sale', status: 0, error: String(error.cause ?? error) }) as Sent,
+        );
       }
     }),
   );
@@ -114,7 +118,10 @@ describe('npm start under a cold burst', () => {
     // Assess: every answer 200 with a distinct id, and every record created downstream by exactly one request.
     const byStatus: Record<string, number> = {};
     for (const answer of answers) byStatus[answer.status] = (byStatus[answer.status] ?? 0) + 1;
-    expect(byStatus).toEqual({ 200: total });
+    const unanswered = answers.flatMap((answer) => (answer.error ? [answer.error] : []));
+    expect(byStatus, `requests with no answer: ${[...new Set(unanswered)].join('; ')}`).toEqual({
+      200: total,
+    });
     expect(new Set(ids).size).toBe(total);
     const registrationPosts = postsPer(
       sap.requests.filter((request) => request.method === 'POST'),
