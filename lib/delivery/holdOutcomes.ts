@@ -23,7 +23,8 @@ export const notedOutcomesOf = (
   const noted: NotedOutcome[] = [];
   for (const id of ids) {
     const outcome = outcomes.get(id);
-    if (!outcome || counted.has(outcome)) continue;
+    // A record not sent (an earlier call of the delivery failed whole) says nothing of the downstream.
+    if (!outcome || counted.has(outcome) || (outcome.kind === 'transient' && outcome.notSent)) continue;
     counted.add(outcome);
     noted.push({
       recordId: id,

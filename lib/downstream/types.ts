@@ -7,7 +7,13 @@
  */
 export type DeliveryOutcome =
   | { kind: 'delivered'; downstreamId?: string; reachedDownstream: true }
-  | { kind: 'transient'; error: string; reachedDownstream: boolean }
+  | {
+      kind: 'transient';
+      error: string;
+      reachedDownstream: boolean;
+      /** Never sent: an earlier call of the same delivery failed as a whole (see lib/downstream/inChunks.ts). */
+      notSent?: true;
+    }
   | { kind: 'permanent'; error: string; reachedDownstream: boolean };
 
 /** One record of a batched delivery: `id` is what the single call takes (RegistrationId, CrmId). */

@@ -176,6 +176,28 @@ describe('ERP $batch: failures of the whole call', () => {
     });
   }
 
+  it('makes no later call after a whole-call failure: the records of the later calls are transient, not sent', async () => {
+    // Prepare
+    fixture = await startErp();
+    const { sap, erp } = fixture;
+    sap.inject({ on: 'batch', status: 503 });
+    const items = registrations(2 * DEFAULT_ERP_BATCH_SIZE + 7);
+
+    // Act
+    const { outcomes } = await erp.deliverSalesRegistrations(items);
+
+    // Assess: one $batch reached SAP; the 57 of the later calls were never sent and count no attempt.
+    const calls = (await fetch(`${sap.url}/_sandbox/calls`).then((response) => response.json())) as {
+      registrations: number;
+    }[];
+    expect(calls.map((call) => call.registrations)).toEqual([DEFAULT_ERP_BATCH_SIZE]);
+    const notSent = [...outcomes.values()].filter((outcome) => outcome.kind === 'transient' && outcome.notSent);
+    expect(notSent).toHaveLength(items.length - DEFAULT_ERP_BATCH_SIZE);
+    expect(notSent.every((outcome) => !outcome.reachedDownstream)).toBe(true);
+    expect(outcomes.size).toBe(items.length);
+    expect(sap.registrations).toHaveLength(0);
+  });
+
   it('repeats safely after a lost answer: the repeat meets 409 naming our RegistrationIds, nothing twice', async () => {
     // Prepare
     fixture = await startErp();

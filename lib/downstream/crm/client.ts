@@ -1,4 +1,5 @@
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
+import { inChunks } from '../inChunks.ts';
 import type { DeliveryOutcome } from '../types.ts';
 import type { ApiUsage } from './apiUsage.ts';
 import { MAX_COLLECTION_SIZE, upsertCaseCollection } from './collections.ts';
@@ -104,16 +105,12 @@ export function createCrmClient(config: CrmConfig): CrmClient {
           ...(latestApiUsage ? { apiUsage: latestApiUsage } : {}),
         };
       }
-      const outcomes = new Map<string, DeliveryOutcome>();
       let apiUsage: ApiUsage | undefined;
-      for (let start = 0; start < distinct.length; start += MAX_COLLECTION_SIZE) {
-        const delivery = await upsertCaseCollection(
-          collections,
-          distinct.slice(start, start + MAX_COLLECTION_SIZE),
-        );
-        for (const [id, outcome] of delivery.outcomes) outcomes.set(id, outcome);
+      const outcomes = await inChunks(distinct, MAX_COLLECTION_SIZE, async (chunk) => {
+        const delivery = await upsertCaseCollection(collections, chunk);
         apiUsage = delivery.apiUsage ?? apiUsage;
-      }
+        return delivery.outcomes;
+      });
       return { outcomes, ...(apiUsage ? { apiUsage } : {}) };
     },
 

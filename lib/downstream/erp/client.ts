@@ -1,5 +1,6 @@
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
 import { describeFetchError } from '../errorText.ts';
+import { inChunks } from '../inChunks.ts';
 import type { DeliveryOutcome } from '../types.ts';
 import { deliverRegistrationBatch } from './batch.ts';
 import { DEFAULT_ERP_BATCH_SIZE, DEFAULT_ERP_TIMEOUT_MS } from './constants.ts';
@@ -106,13 +107,11 @@ export function createErpClient(config: ErpConfig): ErpClient {
         const [{ id, record }] = distinct;
         return { outcomes: new Map([[id, await client.deliverSalesRegistration(record, id)]]) };
       }
-      const outcomes = new Map<string, DeliveryOutcome>();
-      for (let start = 0; start < distinct.length; start += batchSize) {
-        const chunk = distinct.slice(start, start + batchSize);
-        for (const [id, outcome] of (await deliverRegistrationBatch(batchContext, chunk)).outcomes) {
-          outcomes.set(id, outcome);
-        }
-      }
+      const outcomes = await inChunks(
+        distinct,
+        batchSize,
+        async (chunk) => (await deliverRegistrationBatch(batchContext, chunk)).outcomes,
+      );
       return { outcomes };
     },
   };
