@@ -28,6 +28,8 @@ export const OUTAGE_BENCH_SETTINGS = {
   OUTAGE_PROBE_SECONDS: '5',
   RECONCILE_INTERVAL_SECONDS: '10',
 } as const;
+/** SAP stays down at least this long, seconds (and until every message has met the hold). */
+export const OUTAGE_MIN_SECONDS = 60;
 
 export interface OutageDrainRun {
   records: number;
@@ -39,6 +41,8 @@ export interface OutageDrainRun {
   holdClosedAfterSeconds: number | null;
   /** SAP up to every record in the sandbox. */
   drainSeconds: number;
+  /** SAP up to half, 90 % and 99 % of the records in the sandbox. */
+  drainShares: { half: number; most: number; nearlyAll: number };
   /** Delivery calls (and all business calls) SAP received while down. */
   deliveryCallsWhileDown: number;
   callsWhileDown: number;
@@ -161,8 +165,10 @@ const child = async (): Promise<OutageDrainResult> => {
       'the hold to take every message',
       500,
     );
-    const { invocations: invocationsWhileDown, received: receivedWhileDown } = delivery.tally;
+    const downFor = OUTAGE_MIN_SECONDS * 1000 - (performance.now() - outageStarted);
+    if (downFor > 0) await new Promise((resolve) => setTimeout(resolve, downFor));
     const down = await readOutage(info.sap.url);
+    const { invocations: invocationsWhileDown, received: receivedWhileDown } = delivery.tally;
     const outageSeconds = (performance.now() - outageStarted) / 1000;
 
     // SAP up: the drain.
@@ -177,8 +183,16 @@ const child = async (): Promise<OutageDrainResult> => {
         else await new Promise((resolve) => setTimeout(resolve, 100));
       }
     })();
+    const reached: Partial<Record<keyof OutageDrainRun['drainShares'], number>> = {};
+    const shares = { half: 0.5, most: 0.9, nearlyAll: 0.99 } as const;
     await waitFor(
-      async () => (await inSandbox()) - before >= records,
+      async () => {
+        const done = (await inSandbox()) - before;
+        for (const [name, share] of Object.entries(shares) as [keyof typeof shares, number][])
+          if (reached[name] === undefined && done >= share * records)
+            reached[name] = (performance.now() - started) / 1000;
+        return done >= records;
+      },
       3_600_000,
       'the drain after the outage',
       200,
@@ -194,6 +208,11 @@ const child = async (): Promise<OutageDrainResult> => {
       outageSeconds,
       holdClosedAfterSeconds,
       drainSeconds,
+      drainShares: {
+        half: reached.half ?? drainSeconds,
+        most: reached.most ?? drainSeconds,
+        nearlyAll: reached.nearlyAll ?? drainSeconds,
+      },
       deliveryCallsWhileDown: down.deliveryCallsWhileDown,
       callsWhileDown: down.callsWhileDown,
       probesAllowed: Math.floor(outageSeconds / probeSeconds) + 1,
@@ -213,6 +232,7 @@ const child = async (): Promise<OutageDrainResult> => {
     deployed,
     settings: {
       ...OUTAGE_BENCH_SETTINGS,
+      'SAP down at least': `${OUTAGE_MIN_SECONDS} s`,
       OUTAGE_AFTER_FAILURES: process.env.OUTAGE_AFTER_FAILURES ?? '5 (default)',
       RECONCILE_MAX_PER_RUN: process.env.RECONCILE_MAX_PER_RUN ?? '500 (default)',
       DELIVERY_RETRY_BASE_SECONDS: process.env.DELIVERY_RETRY_BASE_SECONDS ?? '30 (default)',
