@@ -217,7 +217,7 @@ export const batchedReport = (result: BatchedResult): BatchedReport => {
       '',
       capacityTable,
       '',
-      ...notes,
+      ...notes.map((n) => `- ${n}`),
     ].join('\n'),
   };
 };

@@ -58,5 +58,5 @@ export const outageReport = (result: OutageDrainResult, note?: string): OutageRe
     `Settings: ${settings}. On AWS the probe period is OUTAGE_PROBE_SECONDS (default 30) and the reconciler runs every minute: the wait for the first probe after SAP is back, and any part of the drain the reconciler paces (RECONCILE_MAX_PER_RUN a run), stretch in proportion.`,
     ...(note ? [note] : []),
   ];
-  return { rows, text: [table, '', ...notes].join('\n') };
+  return { rows, text: [table, '', ...notes.map((n) => `- ${n}`)].join('\n') };
 };
