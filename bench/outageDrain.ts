@@ -57,6 +57,8 @@ export interface OutageDrainRun {
   /** Receives and invocations of the event source in the outage (the worker declining). */
   invocationsWhileDown: number;
   receivedWhileDown: number;
+  /** Messages received from SAP up to every record delivered: copies beyond one a record were dropped. */
+  receivedInDrain?: number;
 }
 
 export interface OutageDrainResult {
@@ -199,6 +201,7 @@ const child = async (): Promise<OutageDrainResult> => {
     );
     const drainSeconds = (performance.now() - started) / 1000;
     const requeued = delivery.requeued() - requeuedBefore;
+    const receivedInDrain = delivery.tally.received - receivedWhileDown;
     await delivery.stop();
     await watchHold;
     // Copies still hidden come back later and are dropped (their records settled): not waited for.
@@ -222,6 +225,7 @@ const child = async (): Promise<OutageDrainResult> => {
       requeued,
       invocationsWhileDown,
       receivedWhileDown,
+      receivedInDrain,
     };
   };
 

@@ -32,7 +32,7 @@ export const outageReport = (result: OutageDrainResult, note?: string): OutageRe
       'half / 90 % / 99 % / all delivered after SAP up',
       'no outage: all delivered',
       'after / no outage',
-      'queued again by the reconciler',
+      'queued again by the reconciler; received in the drain',
       'failed; delivered; in SAP',
     ],
     result.runs.map((run) => [
@@ -44,7 +44,7 @@ export const outageReport = (result: OutageDrainResult, note?: string): OutageRe
       `${s(run.drainShares.half)} / ${s(run.drainShares.most)} / ${s(run.drainShares.nearlyAll)} / ${s(run.drainSeconds)}`,
       s(run.baselineSeconds),
       ratio(run.drainSeconds / run.baselineSeconds),
-      thousands(run.requeued),
+      `${thousands(run.requeued)}; ${run.receivedInDrain === undefined ? '—' : thousands(run.receivedInDrain)}`,
       `${run.failed}; ${thousands(run.delivered)}; ${thousands(run.inSandbox)}`,
     ]),
   );
