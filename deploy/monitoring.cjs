@@ -166,6 +166,7 @@ module.exports = async ({ resolveVariable }) => {
     y,
     width: 12,
     height: 6,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a CloudFormation Fn::Sub placeholder, not JavaScript's
     properties: { title, metrics, stat, period: 300, region: '${AWS::Region}', view: 'timeSeries' },
   });
   const body = {

@@ -58,6 +58,8 @@ export interface SalesforceFault {
   recordErrors?: Record<number, SalesforceError[]>;
   /** Collections only: process the call (store what it upserts), then close the connection: a lost answer. */
   dropAnswer?: boolean;
+  /** A single upsert: process the request, then close the connection instead of answering (the answer is lost). */
+  loseAnswer?: boolean;
 }
 
 export interface StoredCase {
@@ -153,6 +155,7 @@ export async function startSalesforceSandbox(
     errorBody: (status: number) => unknown,
   ): Promise<boolean> => {
     if (!fault) return false;
+    if (fault.loseAnswer) exchange.loseAnswer();
     if (fault.delayMs) await exchange.wait(fault.delayMs);
     if (fault.dropConnection) {
       exchange.drop();

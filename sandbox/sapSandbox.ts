@@ -54,6 +54,8 @@ export interface SapFault {
   dropConnection?: boolean;
   /** `$batch` only: process the call (store what it creates), then close the connection: a lost answer. */
   dropAnswer?: boolean;
+  /** A single POST: process the request, then close the connection instead of answering (the answer is lost). */
+  loseAnswer?: boolean;
 }
 
 export interface StoredRegistration {
@@ -98,11 +100,12 @@ const odataError = (code: string, message: string) => ({
  * Starts a stand-in for the SAP Gateway OData v2 service of CONTRACT section 3 (ERP): Basic authentication,
  * CSRF tokens bound to a session cookie, the SalesRegistration entity set, SAP-style errors.
  *
- * Exactly-once: a POST repeating a stored RegistrationId with the same content answers **200** with the
- * document already created, and creates nothing. That is what the worker meets when it died between the
- * ERP's answer and deleting the message; 200 makes it record "delivered" with the right document number
- * (CONTRACT: "201 or 200: delivered"). The same RegistrationId with different content, or a FrameNum
- * already registered under another RegistrationId, is refused with 409.
+ * Exactly-once: a POST repeating a stored RegistrationId is refused with **409** naming that RegistrationId and
+ * the document already created (`RegistrationId <id> already registered as document <n>`), and creates
+ * nothing, as the contract has SAP do. That is what the worker meets when its earlier request got through but
+ * the answer was lost (or it died before writing the status); the service counts a 409 naming its own
+ * RegistrationId as delivered. A FrameNum already registered under another RegistrationId is refused with 409
+ * too, naming the frame.
  *
  * Also serves `GET {serviceRoot}/SalesRegistrationSet` (authenticated, OData) and
  * `GET /_sandbox/registrations` (plain JSON, for a person watching). `POST {serviceRoot}/$batch` takes several
@@ -143,6 +146,7 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
   /** Applies the fault's delay and answer; true when it answered (or dropped) the request. */
   const applyFault = async (exchange: Exchange, fault: SapFault | undefined): Promise<boolean> => {
     if (!fault) return false;
+    if (fault.loseAnswer) exchange.loseAnswer();
     if (fault.delayMs) await exchange.wait(fault.delayMs);
     if (fault.dropConnection) {
       exchange.drop();
@@ -207,12 +211,13 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
 
     const repeat = registrations.find((stored) => stored.RegistrationId === record.RegistrationId);
     if (repeat) {
-      if (sameContent(repeat.entity, record)) return answer(200, repeat);
+      // CONTRACT (ERP): a repeated RegistrationId is refused with 409 naming it; nothing is created.
+      const differs = sameContent(repeat.entity, record) ? '' : ' with different content';
       exchange.reply(
         409,
         odataError(
           'ZSD_REG/004',
-          `RegistrationId ${repeat.RegistrationId} already registered as document ${repeat.DocumentNumber} with different content`,
+          `RegistrationId ${repeat.RegistrationId} already registered as document ${repeat.DocumentNumber}${differs}`,
         ),
       );
       return;

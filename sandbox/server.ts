@@ -23,6 +23,8 @@ export interface Exchange {
   reply(status: number, body?: unknown, headers?: OutgoingHttpHeaders): void;
   /** Closes the connection without an answer, like a crashing proxy. */
   drop(): void;
+  /** The request is processed, but its answer is lost: `reply` logs the status, then closes the connection. */
+  loseAnswer(): void;
   /** Waits; rejects when the sandbox stops so nothing outlives it. */
   wait(ms: number): Promise<void>;
 }
@@ -84,6 +86,7 @@ export async function startSandboxServer(
     };
     requests.push(logged);
 
+    let answerLost = false;
     const exchange: Exchange = {
       method: logged.method,
       url: new URL(logged.path, 'http://sandbox'),
@@ -94,6 +97,10 @@ export async function startSandboxServer(
         logged.status = status;
         // The client may have given up (timeout): the answer is logged, there is nobody to send it to.
         if (res.destroyed) return;
+        if (answerLost) {
+          req.socket.destroy();
+          return;
+        }
         const isText = typeof body === 'string';
         const payload = body === undefined ? '' : isText ? body : JSON.stringify(body);
         const type = isText ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8';
@@ -101,6 +108,9 @@ export async function startSandboxServer(
       },
       drop() {
         req.socket.destroy();
+      },
+      loseAnswer() {
+        answerLost = true;
       },
       wait(ms) {
         return sleep(ms, undefined, { signal: stopping.signal });

@@ -1,6 +1,7 @@
+import type { ApiUsage } from '../downstream/crm/index.ts';
 import { type CrmClient, createCrmClient, crmConfigFromEnv } from '../downstream/crm/index.ts';
 import { createErpClient, type ErpClient, erpConfigFromEnv } from '../downstream/erp/index.ts';
-import type { DeliveryOutcome } from '../downstream/types.ts';
+import type { BatchDelivery, DeliveryOutcome } from '../downstream/types.ts';
 import type { StatusRecord } from '../store/types.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { readSecrets } from './secrets.ts';
@@ -57,3 +58,27 @@ export const deliverToDownstream = async (
   stored.kind === 'salesRegistration'
     ? (await erpClient()).deliverSalesRegistration(stored.record as SalesRegistration, stored.id)
     : (await crmClient()).upsertCase(stored.record as CaseRecord, stored.id);
+
+/** A batched delivery's outcomes, with the Salesforce API usage its answers reported (CRM only). */
+export interface DownstreamDelivery extends BatchDelivery {
+  apiUsage?: ApiUsage;
+}
+
+/**
+ * Delivers every claimed record of one downstream in as few calls as its protocol allows: SAP `$batch` calls of
+ * up to ERP_BATCH_SIZE, Salesforce Collections calls of up to 200; a lone record goes by the single call. One
+ * outcome per record id, each decided as a single call would decide it; a failure of a whole call is one outcome
+ * object shared by every record of that call (the worker counts it once for the hold).
+ *
+ * @example
+ * const { outcomes, apiUsage } = await deliverAllToDownstream('crm', claimedRecords);
+ */
+export const deliverAllToDownstream = async (
+  downstream: 'erp' | 'crm',
+  stored: readonly Pick<StatusRecord, 'id' | 'kind' | 'record'>[],
+): Promise<DownstreamDelivery> =>
+  downstream === 'erp'
+    ? (await erpClient()).deliverSalesRegistrations(
+        stored.map(({ id, record }) => ({ id, record: record as SalesRegistration })),
+      )
+    : (await crmClient()).upsertCases(stored.map(({ id, record }) => ({ id, record: record as CaseRecord })));

@@ -13,3 +13,14 @@ export class MalformedMessageError extends Error {
     this.name = 'MalformedMessageError';
   }
 }
+
+/**
+ * The message's downstream is held (an outage, or the Salesforce allowance): the record waits without spending
+ * a try, its message hidden until about the next probe; the batch reports the message as failed so SQS keeps it.
+ */
+export class DeliveryHeld extends Error {
+  constructor(heldSince: string, delaySeconds: number) {
+    super(`downstream held since ${heldSince}; back in ${delaySeconds} s`);
+    this.name = 'DeliveryHeld';
+  }
+}

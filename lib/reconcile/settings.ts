@@ -19,13 +19,20 @@ export interface ReconcileSettings {
    * worked off run by run, and the run's other work (events, purge) is never starved by it.
    */
   maxPerRun: number;
+  /**
+   * The same bound for a kind in the while after its downstream's hold closed (`RECONCILE_MAX_AFTER_HOLD`,
+   * default 5000): the records held through the outage are all due at once, and the workers' copies of them are
+   * hidden for hours, so the drain is as fast as the reconciler queues them; a run moves them a page (100) at a
+   * time, about 50 pages.
+   */
+  maxAfterHold: number;
 }
 
 /**
  * Reads the reconciler's settings.
  *
  * @example
- * reconcileSettings({ RECONCILE_AFTER_SECONDS: '60' }) // { reconcileAfterSeconds: 60, maxIntervalSeconds: 3600, maxPerRun: 500 }
+ * reconcileSettings({ RECONCILE_AFTER_SECONDS: '60' }) // { reconcileAfterSeconds: 60, maxIntervalSeconds: 3600, maxPerRun: 500, maxAfterHold: 5000 }
  */
 export const reconcileSettings = (env = process.env): ReconcileSettings => ({
   reconcileAfterSeconds: positiveInteger('RECONCILE_AFTER_SECONDS', env.RECONCILE_AFTER_SECONDS, 300),
@@ -35,6 +42,7 @@ export const reconcileSettings = (env = process.env): ReconcileSettings => ({
     3600,
   ),
   maxPerRun: positiveInteger('RECONCILE_MAX_PER_RUN', env.RECONCILE_MAX_PER_RUN, 500),
+  maxAfterHold: positiveInteger('RECONCILE_MAX_AFTER_HOLD', env.RECONCILE_MAX_AFTER_HOLD, 5000),
 });
 
 /**

@@ -30,30 +30,46 @@ export const openRecordIds = (
  * Moves an `accepted` record's `dueAt` from `seen` to `dueAt`, only if nobody changed it meanwhile and no worker
  * holds a lease on it at `now`: whoever moves it first is the one who queues the record again, and a record being
  * delivered is left to its worker. The same write counts the re-queue (`requeues`, which spaces the next one; a
- * worker's try resets it).
+ * worker's try resets it), and, given `at`, dates it (`requeuedAt`: the reconciler tells by it whether a record's
+ * spacing was set before a downstream's hold closed). `restartSpacing` counts this re-queue as the first.
  *
  * @returns false when the record is no longer `accepted` with that `dueAt`, or is leased.
  * @example
- * if (await postponeDue(id, status.dueAt, dueAfter(now, 300), now)) queue(status);
+ * if (await postponeDue(id, status.dueAt, dueAfter(now, 300), now, { at: now })) queue(status);
  */
-export const postponeDue = async (id: string, seen: string, dueAt: string, now: Date): Promise<boolean> => {
+export const postponeDue = async (
+  id: string,
+  seen: string,
+  dueAt: string,
+  now: Date,
+  options: { at?: Date; restartSpacing?: boolean } = {},
+): Promise<boolean> => {
+  const set = [
+    'dueAt = :due',
+    options.restartSpacing ? 'requeues = :one' : 'requeues = if_not_exists(requeues, :zero) + :one',
+  ];
+  const values: Record<string, { S: string } | { N: string }> = {
+    ':due': { S: dueAt },
+    ':seen': { S: seen },
+    ':now': { S: now.toISOString() },
+    ':accepted': { S: 'accepted' },
+    ':one': { N: '1' },
+  };
+  if (!options.restartSpacing) values[':zero'] = { N: '0' };
+  if (options.at) {
+    set.push('requeuedAt = :at');
+    values[':at'] = { S: options.at.toISOString() };
+  }
   return conditionally(
     dynamoClient().send(
       new UpdateItemCommand({
         TableName: recordsTable(),
         Key: { pk: { S: id } },
-        UpdateExpression: 'SET dueAt = :due, requeues = if_not_exists(requeues, :zero) + :one',
+        UpdateExpression: `SET ${set.join(', ')}`,
         ConditionExpression:
           '#status = :accepted AND dueAt = :seen AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :now)',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':due': { S: dueAt },
-          ':seen': { S: seen },
-          ':now': { S: now.toISOString() },
-          ':accepted': { S: 'accepted' },
-          ':zero': { N: '0' },
-          ':one': { N: '1' },
-        },
+        ExpressionAttributeValues: values,
       }),
     ),
   );

@@ -22,6 +22,7 @@ export const OPERATOR_ATTRIBUTES = [
   'openKind',
   'dueAt',
   'requeues',
+  'requeuedAt',
   'frameKey',
   'leaseUntil',
   'statusKey',

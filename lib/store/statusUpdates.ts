@@ -68,6 +68,11 @@ export interface AttemptOutcome {
   at: Date;
   /** For `accepted`: when the reconciler looks at it next (after the retry is due). */
   dueAt?: string;
+  /**
+   * For `accepted`: give back the try the claim counted (`tries`), because the downstream was held (a failed
+   * probe, or a call under way when the hold opened): an outage spends no record's tries.
+   */
+  returnTry?: boolean;
 }
 
 /** Unpublished events are published by the reconciler once they have waited this long (the worker tries at once). */
@@ -130,6 +135,11 @@ export const recordAttempt = async (
     remove.push('#error');
   }
   if (outcome.status === 'accepted') {
+    if (outcome.returnTry) {
+      // The lease condition below guarantees our claim's count is on the record.
+      set.push('tries = tries - :one');
+      values[':one'] = { N: '1' };
+    }
     if (outcome.dueAt) {
       set.push('dueAt = :due');
       values[':due'] = { S: outcome.dueAt };

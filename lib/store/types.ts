@@ -68,6 +68,8 @@ export interface StatusRecord {
    * Each re-queue doubles the wait for the next (lib/reconcile/settings.ts requeueDelaySeconds).
    */
   requeues?: number;
+  /** While `accepted`: when the reconciler last queued it again (ISO time; absent: never). */
+  requeuedAt?: string;
   /** While a worker delivers the record: until when its claim holds (ISO time). Others wait or drop their copy. */
   leaseUntil?: string;
   /** `<kind>#<status>`, kept in step with `status`: the partition key of the `status` index (sort key `acceptedAt`). */

@@ -1,23 +1,23 @@
 /**
  * The delivery side of `npm start`: built-in SAP and Salesforce sandboxes unless ERP_BASE_URL / CRM_BASE_URL
  * are set, the records still `accepted` queued again, and a poller per queue that invokes the worker handler
- * as the Lambda event source would (batch size and visibility as deployed).
+ * as the Lambda event source would (batch size, batching window and visibility as serverless.yml deploys them),
+ * receiving at most one batch per probe period from a held downstream's queue.
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { outageSettings } from '../../lib/outage/settings.ts';
 import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
 import { runReconciler } from '../../lib/reconcile/reconcilerRun.ts';
 import { positiveInteger } from '../../lib/settings.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { localClientConfig } from './aws.ts';
+import { cachedHoldStates, holdGate } from './holdGate.ts';
 import { startPoller } from './queuePoller.ts';
 import type { LocalStack } from './stack.ts';
 import { startTtlSweeper } from './ttlSweeper.ts';
-
-/** The worker's batch size, as serverless.yml deploys it. */
-const BATCH_SIZE = 10;
 
 const log = (line: string) => process.stderr.write(`[local] ${line}\n`);
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -68,8 +68,10 @@ const startReconciler = () => {
         }
         if ('error' in reconciled) log(`reconciler: queue again: ${messageOf(reconciled.error)}`);
         else {
-          const count = reconciled.requeued.salesRegistration + reconciled.requeued.caseRecord;
+          const probes = reconciled.probes.salesRegistration + reconciled.probes.caseRecord;
+          const count = reconciled.requeued.salesRegistration + reconciled.requeued.caseRecord - probes;
           if (count > 0) log(`reconciler: queued again ${count} record(s) nobody had queued in time`);
+          if (probes > 0) log(`reconciler: queued ${probes} record(s) of a held downstream for its probe`);
         }
       } catch (error) {
         log(`reconciler: ${messageOf(error)}`);
@@ -86,11 +88,32 @@ const startReconciler = () => {
 };
 
 /**
+ * The worker's AWS endpoints when LOCAL_DELIVERY_PROXY_SQS / _DYNAMODB / _EVENTBRIDGE name a fault proxy (npm run
+ * soak); empty otherwise.
+ *
+ * @example
+ * deliveryProxies({ LOCAL_DELIVERY_PROXY_SQS: 'http://127.0.0.1:4001' }); // { AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:4001' }
+ */
+export const deliveryProxies = (env: NodeJS.ProcessEnv): Record<string, string> => ({
+  ...(env.LOCAL_DELIVERY_PROXY_SQS ? { AWS_ENDPOINT_URL_SQS: env.LOCAL_DELIVERY_PROXY_SQS } : {}),
+  ...(env.LOCAL_DELIVERY_PROXY_DYNAMODB
+    ? { AWS_ENDPOINT_URL_DYNAMODB: env.LOCAL_DELIVERY_PROXY_DYNAMODB }
+    : {}),
+  ...(env.LOCAL_DELIVERY_PROXY_EVENTBRIDGE
+    ? { AWS_ENDPOINT_URL_EVENTBRIDGE: env.LOCAL_DELIVERY_PROXY_EVENTBRIDGE }
+    : {}),
+});
+
+/**
  * The local runner's hook (LocalStackOptions.onStarted): starts delivery and returns what stops it.
  */
 export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promise<void>> => {
   // The worker runs in this process, against the same queues and table as the handlers in serverless-offline.
   Object.assign(process.env, stack.env);
+  // npm run soak: the worker, the reconciler and their event publishing reach SQS, DynamoDB and the bus through
+  // its fault proxies (runner.json keeps the emulators' own endpoints, for npm run records / redrive).
+  const proxies = deliveryProxies(process.env);
+  Object.assign(process.env, proxies);
   const sandboxes = await startSandboxes();
   const { handler } = await import('../../functions/deliveryWorker.ts');
 
@@ -102,17 +125,36 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
   const reconciler = startReconciler();
   const ttlSweeper = startTtlSweeper({ log });
 
-  const sqs = new SQSClient({ ...localClientConfig(stack.sqsEndpoint), useQueueUrlAsEndpoint: false });
-  const pollers = [stack.queues.SalesRegistrationQueue, stack.queues.CaseQueue].map((queue) =>
-    startPoller({
+  const sqs = new SQSClient({
+    ...localClientConfig(proxies.AWS_ENDPOINT_URL_SQS ?? stack.sqsEndpoint),
+    // The poller stands in for Lambda's event source, which retries its own calls.
+    ...(proxies.AWS_ENDPOINT_URL_SQS ? { maxAttempts: 3 } : {}),
+    useQueueUrlAsEndpoint: false,
+  });
+  // Both holds in one read, at most once per the workers' own cache time (and at least a second apart).
+  const hold = outageSettings();
+  const states = cachedHoldStates(Math.max(1, hold.cacheSeconds) * 1000);
+  const pollers = (
+    [
+      ['SalesRegistrationQueue', 'erp'],
+      ['CaseQueue', 'crm'],
+    ] as const
+  ).map(([queueId, downstream]) => {
+    const queue = stack.queues[queueId];
+    // Batch size and window as serverless.yml gives the event source on AWS.
+    const source = stack.eventSources[queueId];
+    if (!source) throw new Error(`serverless.yml: no sqs event source reads ${queueId}`);
+    return startPoller({
       sqs,
       queueUrl: queue.url,
       handler,
-      batchSize: BATCH_SIZE,
+      batchSize: source.batchSize,
+      batchingWindowSeconds: source.batchingWindowSeconds,
+      gate: holdGate({ downstream, probeSeconds: hold.probeSeconds, states }),
       onError: (error) =>
         log(`poller ${queue.name}: ${error instanceof Error ? error.message : String(error)}`),
-    }),
-  );
+    });
+  });
 
   // For `npm run redrive`, which talks to this process's queue.
   const runnerFile = join(stack.dataDir, 'runner.json');

@@ -6,6 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { localCredentials } from './aws.ts';
+import { type EventSourceSettings, eventSourcesOf } from './eventSources.ts';
 import { type LocalQueueServer, startLocalQueue } from './localQueue.ts';
 import { type LocalStoreServer, startLocalStore } from './localStore.ts';
 import { describeExit, type OfflineProcess, startOffline } from './offline.ts';
@@ -67,6 +68,8 @@ export interface LocalStack {
   /** By CloudFormation logical id, e.g. queues.SalesRegistrationQueue.url, tables.RecordsTable.name. */
   queues: Record<string, LocalQueue>;
   tables: Record<string, LocalTable>;
+  /** The worker's SQS event sources as serverless.yml declares them, by queue logical id (batch size, window). */
+  eventSources: Record<string, EventSourceSettings>;
   /** serverless-offline's pid (the leader of its own process group). */
   offlinePid: number;
   /** Resolves, with the reason, if serverless-offline exits by itself (not through `stop()`). */
@@ -159,9 +162,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const [lambdaPort, websocketPort] = ports;
     // LOCAL_API_PROXY_SQS / _DYNAMODB (npm run soak): the API handlers reach the emulators through a proxy,
     // which reads their endpoints from localEndpointsFile. Offline's environment only (`env` keeps them).
+    // LOCAL_DELIVERY_PROXY_* (scripts/local/delivery.ts) do the same for the worker, the reconciler and the bus.
     const apiProxies = apiProxyEnv({ ...process.env, ...options.env });
-    if (Object.keys(apiProxies).length > 0) {
-      const endpoints = { sqs: queueServer.endpoint, dynamodb: storeServer.endpoint };
+    if (Object.keys(apiProxies).length > 0 || hasDeliveryProxy({ ...process.env, ...options.env })) {
+      const endpoints = {
+        sqs: queueServer.endpoint,
+        dynamodb: storeServer.endpoint,
+        eventbridge: localWebhooks.bus.url,
+      };
       await writeFile(localEndpointsFile(dataDir), JSON.stringify(endpoints));
     }
 
@@ -256,6 +264,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       env,
       queues: resources.queues,
       tables: resources.tables,
+      eventSources: eventSourcesOf(config),
       offlinePid: running.pid,
       crashed: crashedUnlessStopped,
       stop,
@@ -274,7 +283,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   }
 }
 
-/** Where a stack with LOCAL_API_PROXY_* set writes its emulators' endpoints: `{"sqs", "dynamodb"}`. */
+/**
+ * Where a stack with LOCAL_API_PROXY_* or LOCAL_DELIVERY_PROXY_* set writes its emulators' endpoints:
+ * `{"sqs", "dynamodb", "eventbridge"}`.
+ */
 export const localEndpointsFile = (dataDir: string): string => join(dataDir, 'local-endpoints.json');
 
 /** The API handlers' AWS endpoints when LOCAL_API_PROXY_SQS / LOCAL_API_PROXY_DYNAMODB name a proxy. */
@@ -283,6 +295,12 @@ function apiProxyEnv(env: NodeJS.ProcessEnv): Record<string, string> {
     ...(env.LOCAL_API_PROXY_SQS ? { AWS_ENDPOINT_URL_SQS: env.LOCAL_API_PROXY_SQS } : {}),
     ...(env.LOCAL_API_PROXY_DYNAMODB ? { AWS_ENDPOINT_URL_DYNAMODB: env.LOCAL_API_PROXY_DYNAMODB } : {}),
   };
+}
+
+function hasDeliveryProxy(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(
+    env.LOCAL_DELIVERY_PROXY_SQS || env.LOCAL_DELIVERY_PROXY_DYNAMODB || env.LOCAL_DELIVERY_PROXY_EVENTBRIDGE,
+  );
 }
 
 function sameEntries(a: Record<string, string>, b: Record<string, string>): boolean {

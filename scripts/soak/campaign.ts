@@ -2,7 +2,9 @@
  * The fault campaign behind `npm run soak` (scripts/soak.ts) and tests/e2e/soak.test.ts.
  *
  * It starts the SAP and Salesforce sandboxes in this process (to inject faults and read what they received), two
- * fault proxies between the API handlers and SQS / DynamoDB (LOCAL_API_PROXY_SQS / LOCAL_API_PROXY_DYNAMODB), and
+ * fault proxies between the API handlers and SQS / DynamoDB (LOCAL_API_PROXY_SQS / LOCAL_API_PROXY_DYNAMODB), three
+ * between the worker, the reconciler and their event publishing and SQS / DynamoDB / the bus
+ * (LOCAL_DELIVERY_PROXY_SQS / _DYNAMODB / _EVENTBRIDGE), and
  * `npm start` on a data directory of its own; sends the workload (workload.ts) with faults at every boundary
  * (chaos.ts) and kills `npm start` with SIGKILL of its whole process group a few times on the way, starting it
  * again on the same data; then, in a quiet period without faults, waits (bounded) until nothing is `accepted`
@@ -20,7 +22,13 @@ import { startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import type { LoggedRequest } from '../../sandbox/server.ts';
 import { freePorts } from '../local/ports.ts';
 import { localEndpointsFile } from '../local/stack.ts';
-import { createIntakeWeather, intakePolicy, startDownstreamChaos } from './chaos.ts';
+import {
+  createIntakeWeather,
+  type DeliveryService,
+  deliveryPolicy,
+  intakePolicy,
+  startDownstreamChaos,
+} from './chaos.ts';
 import { sendWithRetries } from './client.ts';
 import {
   checkEvents,
@@ -35,7 +43,7 @@ import {
   settledOf,
   statusRecordsInStore,
 } from './events.ts';
-import { startFaultProxy, upstreamFromFile } from './faultProxy.ts';
+import { type FaultProxy, startFaultProxy, upstreamFromFile } from './faultProxy.ts';
 import {
   type LedgerCounts,
   type PlanResult,
@@ -102,6 +110,10 @@ export interface SoakReport extends LedgerCounts {
     intakeSqs: Record<string, number>;
     intakeDynamodb: Record<string, number>;
     intakeStorms: number;
+    /** Between the worker / reconciler / event publishing and SQS, DynamoDB and the bus. */
+    deliverySqs: Record<string, number>;
+    deliveryDynamodb: Record<string, number>;
+    deliveryEventBridge: Record<string, number>;
     downstream: Record<string, number>;
   };
   /** The state-change events at the webhook receiver (events.ts). */
@@ -127,6 +139,11 @@ const stampArrivals = (requests: LoggedRequest[]): number[] => {
 };
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+const proxyCounts = (proxy: FaultProxy): Record<string, number> => ({
+  calls: proxy.counts().calls,
+  ...proxy.counts().faults,
+});
 
 export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> => {
   const settings = {
@@ -167,6 +184,24 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       policy: intakePolicy(weather.dynamodb),
     }),
   ]);
+  // The worker, the reconciler and their event publishing: faults only while npm start is up (not during its own
+  // start-up, whose re-queueing of open records the campaign does not fault) and until the quiet period.
+  let deliveryFaults = true;
+  const deliveryActive = () => deliveryFaults && service.isUp();
+  const deliveryProxies = Object.fromEntries(
+    await Promise.all(
+      (['sqs', 'dynamodb', 'eventbridge'] as const).map(
+        async (name) =>
+          [
+            name,
+            await startFaultProxy({
+              upstream: upstreamFromFile(endpoints, name),
+              policy: deliveryPolicy(name, deliveryActive),
+            }),
+          ] as const,
+      ),
+    ),
+  ) as Record<DeliveryService, FaultProxy>;
   const [port] = await freePorts(1);
   const service = createService({
     port,
@@ -187,6 +222,9 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       RECONCILE_INTERVAL_SECONDS: '5',
       LOCAL_API_PROXY_SQS: sqsProxy.endpoint,
       LOCAL_API_PROXY_DYNAMODB: dynamoProxy.endpoint,
+      LOCAL_DELIVERY_PROXY_SQS: deliveryProxies.sqs.endpoint,
+      LOCAL_DELIVERY_PROXY_DYNAMODB: deliveryProxies.dynamodb.endpoint,
+      LOCAL_DELIVERY_PROXY_EVENTBRIDGE: deliveryProxies.eventbridge.endpoint,
       POWERTOOLS_METRICS_DISABLED: 'true',
       POWERTOOLS_LOG_LEVEL: settings.serviceLogLevel,
     },
@@ -277,6 +315,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     chaos.calm();
     sqsProxy.setPolicy(undefined);
     dynamoProxy.setPolicy(undefined);
+    deliveryFaults = false;
     const drainStarted = Date.now();
     const drainDeadline = drainStarted + settings.drainSeconds * 1000;
     let drained = false;
@@ -441,6 +480,9 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         intakeSqs: { calls: sqsProxy.counts().calls, ...sqsProxy.counts().faults },
         intakeDynamodb: { calls: dynamoProxy.counts().calls, ...dynamoProxy.counts().faults },
         intakeStorms: weather.storms(),
+        deliverySqs: proxyCounts(deliveryProxies.sqs),
+        deliveryDynamodb: proxyCounts(deliveryProxies.dynamodb),
+        deliveryEventBridge: proxyCounts(deliveryProxies.eventbridge),
         downstream: chaos.counts(),
       },
       seconds: {
@@ -457,7 +499,13 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     weather.calm();
     chaos?.calm();
     await service.stop().catch(() => {});
-    await Promise.all([sqsProxy.stop(), dynamoProxy.stop(), sap.stop(), salesforce.stop()]);
+    await Promise.all([
+      sqsProxy.stop(),
+      dynamoProxy.stop(),
+      ...Object.values(deliveryProxies).map((proxy) => proxy.stop()),
+      sap.stop(),
+      salesforce.stop(),
+    ]);
     if (!options.keepDataDir) await rm(dataDir, { recursive: true, force: true }).catch(() => {});
     log(`done in ${seconds(Date.now() - startedAt)} s`);
   }

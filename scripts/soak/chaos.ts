@@ -1,12 +1,15 @@
 /**
- * The soak's faults at the two outer boundaries:
+ * The soak's faults at every boundary:
  *
  * - intake: a policy for the fault proxies between the API handlers and SQS / DynamoDB: a share of calls gets a
  *   5xx, added latency, no answer (held past the AWS client's 2 s attempt timeout), an answer lost after the call
  *   took effect (cut, or held too long), or a refused SendMessageBatch entry; now and then a storm of 5xx on one
  *   of them for a few seconds;
+ * - delivery: the same kinds of fault between the worker, the reconciler and their event publishing and SQS,
+ *   DynamoDB and the bus (deliveryPolicy), and refused PutEvents entries;
  * - downstream: faults queued into the SAP and Salesforce sandboxes in proportion to the deliveries they receive
- *   (5xx, dropped connections, slow answers, 401 / 403 REQUEST_LIMIT_EXCEEDED / 400 UNABLE_TO_LOCK_ROW, token and
+ *   (5xx, dropped connections, slow answers, requests carried out whose answer is lost (connection reset, or
+ *   answered after the client's timeout), 401 / 403 REQUEST_LIMIT_EXCEEDED / 400 UNABLE_TO_LOCK_ROW, token and
  *   CSRF fetch failures, a few permanent refusals), CSRF and OAuth tokens expired every few seconds, and one SAP
  *   outage long enough for records to use up their attempts (`failed`).
  */
@@ -59,6 +62,41 @@ export const intakePolicy =
     return undefined;
   };
 
+/** The services the worker, the reconciler and their event publishing call (through LOCAL_DELIVERY_PROXY_*). */
+export type DeliveryService = 'sqs' | 'dynamodb' | 'eventbridge';
+
+/**
+ * How long a call is held to count as no answer: past the attempt timeout of the caller's client (lib/aws/clients.ts:
+ * DynamoDB 5 s, EventBridge and SQS 2 s).
+ */
+const pastDeliveryTimeoutMs: Record<DeliveryService, number> = {
+  sqs: 2_500,
+  dynamodb: 5_500,
+  eventbridge: 2_500,
+};
+
+/**
+ * A policy for the fault proxies between the worker / reconciler and SQS, DynamoDB and the bus: the intake's calm
+ * rates (5xx, added latency, no answer, answers lost after the call took effect, refused SendMessageBatch and
+ * PutEvents entries), holding past that service's client timeout; none while `active()` is false (the campaign
+ * keeps `npm start`'s own start-up, and the quiet period, free of them).
+ *
+ * @example
+ * startFaultProxy({ upstream, policy: deliveryPolicy('dynamodb', () => service.isUp()) });
+ */
+export const deliveryPolicy = (service: DeliveryService, active: () => boolean): FaultPolicy => {
+  const draw = intakePolicy(() => (active() ? calmIntake : noFaults));
+  const heldMs = pastDeliveryTimeoutMs[service];
+  return (operation) => {
+    const fault = draw(operation);
+    if (fault?.kind === 'hang' || fault?.kind === 'lateAnswer') return { ...fault, ms: heldMs };
+    if (fault?.kind === 'refuseEntry' || operation !== 'PutEvents') return fault;
+    return (
+      fault ?? (active() && Math.random() < calmIntake.refuseEntry ? { kind: 'refuseEntry' } : undefined)
+    );
+  };
+};
+
 /** Intake fault rates over time: calm, a storm on one service every `everyMs`, or none at all. */
 export const createIntakeWeather = (everyMs = 20_000, stormMs = 3_000) => {
   let enabled = true;
@@ -88,6 +126,9 @@ export const createIntakeWeather = (everyMs = 20_000, stormMs = 3_000) => {
   };
 };
 
+/** Past the downstream clients' 10 s timeout (CONTRACT 3): the request is carried out, its answer comes too late. */
+const pastDownstreamTimeoutMs = 10_500;
+
 const sapTransient = (): SapFault =>
   [
     { status: 503 },
@@ -97,7 +138,11 @@ const sapTransient = (): SapFault =>
     { dropConnection: true },
     { delayMs: between(300, 2500) },
     { status: 401 },
-  ][between(0, 6)];
+    // Carried out, answer lost: the record is sent again and SAP answers 409 naming its RegistrationId.
+    { loseAnswer: true },
+    { loseAnswer: true },
+    { delayMs: pastDownstreamTimeoutMs },
+  ][between(0, 9)];
 
 const salesforceTransient = (): SalesforceFault =>
   [
@@ -117,7 +162,11 @@ const salesforceTransient = (): SalesforceFault =>
     { dropConnection: true },
     { dropConnection: true },
     { delayMs: between(300, 2500) },
-  ][between(0, 6)];
+    // Carried out, answer lost: the case is upserted again, by its external id.
+    { loseAnswer: true },
+    { loseAnswer: true },
+    { delayMs: pastDownstreamTimeoutMs },
+  ][between(0, 9)];
 
 export interface DownstreamChaosOptions {
   sap: SapSandbox;
@@ -233,6 +282,9 @@ export const startDownstreamChaos = (options: DownstreamChaosOptions) => {
 const faultName = (fault: SapFault | SalesforceFault): string => {
   const on = fault.on ? `${fault.on} ` : '';
   if (fault.dropConnection) return `${on}dropped connection`;
+  if (fault.loseAnswer) return `${on}answer lost after processing (reset)`;
+  if (fault.delayMs && fault.delayMs >= pastDownstreamTimeoutMs)
+    return `${on}answer lost after processing (timeout)`;
   if (fault.delayMs) return `${on}slow answer`;
   const code = (fault as SalesforceFault).errors?.[0]?.errorCode;
   return `${on}${fault.status}${code ? ` ${code}` : ''}`;

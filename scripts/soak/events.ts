@@ -27,9 +27,6 @@ const SETTLED = new Set(['delivered', 'rejected', 'failed']);
 const isPersonal = (op: SoakRecord['op'], field: string): boolean =>
   fieldClass(op === 'sale' ? 'salesRegistration' : 'caseRecord', field) !== 'kept';
 
-/** Values shorter than this are not looked for (they would match by chance); the campaign's are all longer. */
-const PREFIX = 6;
-
 /** One status record as the store holds it: only what the check needs. */
 export interface StoredStatus {
   id: string;
@@ -71,38 +68,97 @@ export interface EventCheck {
 }
 
 /**
- * An index of the personal values of the campaign's records by their first characters: a received event is searched
- * at each of its positions, not once per value (thousands of records).
+ * How a person reads a value when deciding whether it is the same: case and whitespace do not matter
+ * (`Rider 7`, `RIDER7` and `rider\n7` are one name).
  */
-export type PersonalValueIndex = Map<string, Map<string, string>>;
+export const normalised = (text: string): string => text.toLowerCase().replace(/\s+/g, '');
 
 /**
- * An index of the personal values of the campaign's records (value → its field) by their first characters: a
- * received event is searched at each of its positions, not once per value (thousands of records).
+ * A part of a personal value this long (normalised) is recognisable on its own: most of an e-mail address, of a
+ * street line, of a phone number. Shorter parts are left alone (common words, postcodes and years would match by
+ * chance); a whole value counts from {@link WHOLE_VALUE} characters.
+ */
+export const FRAGMENT = 10;
+/** A whole personal value is looked for from this many characters (normalised), and only with a letter below 8. */
+export const WHOLE_VALUE = 5;
+
+/** A part found in the personal values of more records than this is common, not personal to anyone. */
+export const COMMON = 10;
+
+/** Fragments of the personal values of the campaign's records (normalised) → the field they come from. */
+export type PersonalValueIndex = Map<string, string>;
+
+/**
+ * What of a value a person would recognise: the whole value and every run of {@link FRAGMENT} characters of it,
+ * normalised; nothing for a value too short or too plain to tell apart (a 4-digit postcode, `Mr`).
+ */
+export const recognisableParts = (value: string): string[] => {
+  const text = normalised(value);
+  // A value of FRAGMENT characters or more is found through its runs.
+  const whole =
+    text.length < FRAGMENT && (text.length >= 8 || (text.length >= WHOLE_VALUE && /\p{L}/u.test(text)))
+      ? [text]
+      : [];
+  const runs = Array.from({ length: Math.max(0, text.length - FRAGMENT + 1) }, (_, i) =>
+    text.slice(i, i + FRAGMENT),
+  );
+  return [...whole, ...runs];
+};
+
+/**
+ * An index of what can be recognised of the personal values of the campaign's records: each value whole and each
+ * run of {@link FRAGMENT} characters, normalised (see {@link recognisableParts}), by the field it comes from,
+ * leaving out the parts more than {@link COMMON} records share. A
+ * received event is then searched at each of its positions, not once per value (thousands of records).
  *
  * @example
- * personalFieldIn('{"a":"x rider7.ab12@example.com"}', personalValueIndex(records)) // 'email'
+ * personalFieldIn('{"error":"refused for RIDER7.AB12@example.com"}', personalValueIndex(records)) // 'email'
  */
 export const personalValueIndex = (records: Iterable<SoakRecord>): PersonalValueIndex => {
-  const index: PersonalValueIndex = new Map();
+  const found = new Map<string, { field: string; records: number; last: SoakRecord }>();
   for (const record of records) {
     for (const [field, value] of Object.entries(record.fields)) {
-      if (!isPersonal(record.op, field) || typeof value !== 'string' || value.length < PREFIX) continue;
-      const key = value.slice(0, PREFIX);
-      const values = index.get(key) ?? new Map<string, string>();
-      values.set(value, field);
-      index.set(key, values);
+      if (!isPersonal(record.op, field) || (typeof value !== 'string' && typeof value !== 'number')) continue;
+      for (const part of recognisableParts(String(value))) {
+        const seen = found.get(part);
+        if (!seen) found.set(part, { field, records: 1, last: record });
+        else if (seen.last !== record) {
+          seen.records++;
+          seen.last = record;
+        }
+      }
     }
   }
+  // A part many people share (`example.com`, the campaign's one surname) identifies nobody.
+  const index: PersonalValueIndex = new Map();
+  for (const [part, { field, records: count }] of found) if (count <= COMMON) index.set(part, field);
   return index;
 };
 
-/** The field of the first personal value of `index` found in `text`, if any. */
+/** Lengths of the parts an index holds, longest first (a whole value may be shorter than a fragment). */
+const partLengths = (index: PersonalValueIndex): number[] =>
+  [...new Set([...index.keys()].map((part) => part.length))].sort((a, b) => b - a);
+
+const lengthsOf = new WeakMap<PersonalValueIndex, number[]>();
+
+/**
+ * The field of the first personal value of `index` recognised in `text`: a whole value or a run of
+ * {@link FRAGMENT} characters of one, whatever the case or the whitespace.
+ */
 export const personalFieldIn = (text: string, index: PersonalValueIndex): string | undefined => {
-  for (let i = 0; i + PREFIX <= text.length; i++) {
-    const candidates = index.get(text.slice(i, i + PREFIX));
-    if (!candidates) continue;
-    for (const [value, field] of candidates) if (text.startsWith(value, i)) return field;
+  let lengths = lengthsOf.get(index);
+  if (!lengths) {
+    lengths = partLengths(index);
+    lengthsOf.set(index, lengths);
+  }
+  // JSON escapes (`\n`, `\"`) are not part of what a person reads.
+  const plain = normalised(text.replace(/\\[nrt"\\/]/g, ' '));
+  for (let i = 0; i < plain.length; i++) {
+    for (const length of lengths) {
+      if (i + length > plain.length) continue;
+      const field = index.get(plain.slice(i, i + length));
+      if (field !== undefined) return field;
+    }
   }
   return undefined;
 };

@@ -1,5 +1,5 @@
 /**
- * A real HTTP proxy in front of an AWS JSON-protocol endpoint (SQS, DynamoDB) that injects faults into chosen
+ * A real HTTP proxy in front of an AWS JSON-protocol endpoint (SQS, DynamoDB, EventBridge) that injects faults into chosen
  * calls, so that whoever calls through it sees exactly what a service sees when AWS misbehaves: 5xx answers,
  * refused batch entries, slow answers, no answer at all, and answers lost after the call took effect.
  *
@@ -8,7 +8,9 @@
  * stack restarted on new emulator ports): pass a function that names it per call.
  *
  * `npm run soak` puts two of these between the API handlers of `npm start` and its emulators
- * (LOCAL_API_PROXY_SQS / LOCAL_API_PROXY_DYNAMODB); tests/support/faultyProxy.ts is a scripted use of it.
+ * (LOCAL_API_PROXY_SQS / LOCAL_API_PROXY_DYNAMODB) and three between its worker, reconciler and event publishing
+ * and SQS, DynamoDB and the local EventBridge (LOCAL_DELIVERY_PROXY_SQS / _DYNAMODB / _EVENTBRIDGE);
+ * tests/support/faultyProxy.ts is a scripted use of it.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -26,7 +28,10 @@ export type ProxyFault =
   | { kind: 'loseAnswer' }
   /** Forward, then hold the answer for `ms` (past the caller's timeout): took effect, answered too late. */
   | { kind: 'lateAnswer'; ms: number }
-  /** SendMessageBatch: take the first entry out and report it Failed (InternalError), as SQS does at times. */
+  /**
+   * SendMessageBatch / PutEvents: take the first entry out and report it failed (SQS `InternalError`, EventBridge
+   * `InternalFailure`), as both do at times.
+   */
   | { kind: 'refuseEntry' };
 
 export type FaultKind = ProxyFault['kind'];
@@ -61,6 +66,8 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
+const injectedEventFailure = { ErrorCode: 'InternalFailure', ErrorMessage: 'injected' };
+
 const readBody = async (req: IncomingMessage): Promise<Buffer> => {
   const chunks: Buffer[] = [];
   for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
@@ -69,6 +76,7 @@ const readBody = async (req: IncomingMessage): Promise<Buffer> => {
 
 /** The error type an AWS service of this target prefix answers for an internal error. */
 const defaultErrorType = (target: string, status: number): string => {
+  if (target.startsWith('AWSEvents')) return 'InternalException';
   if (target.startsWith('AmazonSQS')) {
     return status === 503 ? 'com.amazonaws.sqs#ServiceUnavailable' : 'com.amazonaws.sqs#InternalError';
   }
@@ -125,9 +133,22 @@ export const startFaultProxy = async (options: FaultProxyOptions): Promise<Fault
 
       let forwardBody = body;
       let refused: string | undefined;
+      let refusedEvent = false;
       if (fault?.kind === 'refuseEntry' && operation === 'SendMessageBatch') {
         const parsed = JSON.parse(body.toString()) as { Entries: { Id: string }[] };
         refused = parsed.Entries.shift()?.Id;
+        forwardBody = Buffer.from(JSON.stringify(parsed));
+      }
+      if (fault?.kind === 'refuseEntry' && operation === 'PutEvents') {
+        const parsed = JSON.parse(body.toString()) as { Entries: unknown[] };
+        if (parsed.Entries.length === 1) {
+          // Nothing left to forward: the one entry fails, as EventBridge reports it.
+          res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+          res.end(JSON.stringify({ FailedEntryCount: 1, Entries: [injectedEventFailure] }));
+          return;
+        }
+        parsed.Entries.shift();
+        refusedEvent = true;
         forwardBody = Buffer.from(JSON.stringify(parsed));
       }
       const upstream = upstreamOf();
@@ -159,6 +180,13 @@ export const startFaultProxy = async (options: FaultProxyOptions): Promise<Fault
           ...(parsed.Failed ?? []),
           { Id: refused, SenderFault: false, Code: 'InternalError', Message: 'injected' },
         ];
+        text = JSON.stringify(parsed);
+      }
+      if (refusedEvent && answer.ok) {
+        // Results are in the order of the entries sent: the refused first one comes first.
+        const parsed = JSON.parse(text) as { FailedEntryCount?: number; Entries?: unknown[] };
+        parsed.FailedEntryCount = (parsed.FailedEntryCount ?? 0) + 1;
+        parsed.Entries = [injectedEventFailure, ...(parsed.Entries ?? [])];
         text = JSON.stringify(parsed);
       }
       res.writeHead(answer.status, {

@@ -3,27 +3,33 @@
  * the status look-ups say, record by record.
  *
  * A record is followed by its token (see workload.ts), not by the id the service gave it, so that a record
- * accepted twice under two ids shows up as such. For each record:
+ * accepted twice under two ids shows up as such. For each record (each token):
  *
- * - deliveries: the delivery requests the sandbox carried out for it (SAP: POSTs of the entity answered 201, or
- *   200 for a repeat of a RegistrationId; Salesforce: PATCH upserts answered 201 or 200). Requests the sandbox
- *   answered with a fault, a refusal or a dropped connection changed nothing and do not count;
- * - answered 200: some request carrying it was answered 200; its id(s) come from those answers;
+ * - ids: every id it carried, in any 200 answer and in any request a sandbox received (whatever the sandbox
+ *   answered: a second record of the same content refused by SAP for its frame number counts too);
+ * - creations: the downstream records made for it (SAP POSTs answered 201; Salesforce upserts answered 201);
+ * - repeats: requests for it the downstream recognised as the same record by its id and created nothing for
+ *   (SAP: 409 to a RegistrationId already created, CONTRACT 3; Salesforce: an upsert answered 200 or 204). The
+ *   service sends a record again when it never learned the outcome of its last request: an answer lost (a reset,
+ *   a timeout), its status write lost, or a SIGKILL (`repeatedAtKill`: within `killWindowMs` of one);
+ * - answered 200: some request carrying it was answered 200;
  * - status: the GET look-up of each of its ids after the quiet period.
  *
- * Outcomes of a record answered 200, first match wins:
+ * **Exactly once**, as the pass rule checks it: every record answered 200 has one id, and the downstream holds
+ * exactly one registration or case made for it (status `delivered`), or none (status `rejected` / `failed` with its
+ * reason); sending the same record again under its own id is allowed and counted (`repeated`, `repeatedAtKill`),
+ * because the downstream recognises it and creates nothing. Outcomes of a record answered 200, first match wins:
  *
  * | outcome | when |
  * |---|---|
- * | duplicated | answered with two different ids, or delivered more than once (not explained by a kill) |
- * | repeatedAtKill | delivered twice, the second time after a SIGKILL that came within `killWindowMs` of the first: the window README "Exactly once" admits (downstream answered, status not yet written) |
+ * | duplicated | two or more ids (a second record of the same content, whatever became of it), or two creations |
  * | stuck | its status is still `accepted` |
- * | delivered | delivered exactly once, status `delivered` |
- * | rejected / failed | never delivered, status `rejected` / `failed` with an error text |
- * | inconsistent | delivered once but its status says otherwise, or rejected / failed without a reason |
- * | lost | never delivered and not rejected or failed (status `delivered` without a delivery, no status at all, ...) |
+ * | delivered | created once, status `delivered` (repeats of the same id counted apart) |
+ * | rejected / failed | never created, status `rejected` / `failed` with an error text |
+ * | inconsistent | created once but its status says otherwise, or rejected / failed without a reason, or no id |
+ * | lost | never created and not rejected or failed (status `delivered` without a creation, no status at all, ...) |
  *
- * Records never answered 200 may have been delivered (a request whose answer was lost), at most once
+ * Records never answered 200 may have been delivered (a request whose answer was lost), at most once under one id
  * (`duplicated` otherwise); records only ever refused (4xx) must never be (`leaked`). Status records still
  * `accepted` that no answer named are counted from the store (`stuckUnanswered`).
  */
@@ -33,7 +39,9 @@ import { type Plan, TOKEN_PATTERN } from './workload.ts';
 
 /** One delivery request a sandbox received. */
 export interface DownstreamCall {
+  downstream: 'sap' | 'salesforce';
   at: number;
+  /** What the sandbox answered (or would have: an answer it lost is logged too); 0: dropped unprocessed. */
   status: number;
   /** RegistrationId (SAP) or CrmId (Salesforce). */
   id: string;
@@ -54,15 +62,7 @@ export interface StatusLookup {
   attempts?: number;
 }
 
-export type Outcome =
-  | 'delivered'
-  | 'rejected'
-  | 'failed'
-  | 'lost'
-  | 'duplicated'
-  | 'repeatedAtKill'
-  | 'stuck'
-  | 'inconsistent';
+export type Outcome = 'delivered' | 'rejected' | 'failed' | 'lost' | 'duplicated' | 'stuck' | 'inconsistent';
 
 export interface LedgerInput {
   results: PlanResult[];
@@ -90,7 +90,18 @@ export interface LedgerCounts {
     lost: number;
     duplicated: number;
     stuck: number;
+    /**
+     * Records sent to the downstream again under their own id after a SIGKILL within the kill window (the window
+     * README "Exactly once" admits); the downstream recognised them and created nothing. Allowed.
+     */
     repeatedAtKill: number;
+    /**
+     * Records sent again under their own id otherwise (an answer or a status write lost); recognised, nothing
+     * created. Allowed.
+     */
+    repeated: number;
+    /** Records of one content that reached the downstream under two or more ids. Counted in `duplicated` too. */
+    secondIds: number;
     inconsistent: number;
     /** Never answered 200, delivered once (a request whose answer was lost or that gave up): allowed. */
     deliveredUnanswered: number;
@@ -118,7 +129,17 @@ export interface LedgerCounts {
   examples: Record<string, string[]>;
 }
 
-const effective = (call: DownstreamCall) => call.status === 200 || call.status === 201;
+/** A request that made a downstream record: SAP 201, Salesforce 201 (an upsert that created the case). */
+const creates = (call: DownstreamCall) => call.status === 201;
+
+/**
+ * A request the downstream recognised as a record it holds, by the record's id: SAP's 409 to a RegistrationId it
+ * created before (a 200 too, as older sandboxes answered), a Salesforce upsert that updated (200, 204).
+ */
+const repeats = (call: DownstreamCall, createdBefore: boolean) =>
+  call.downstream === 'salesforce'
+    ? call.status === 200 || call.status === 204
+    : createdBefore && (call.status === 409 || call.status === 200);
 
 /**
  * SAP delivery requests (POSTs of the entity set) from the sandbox's request log; `times[i]` is when request i
@@ -137,6 +158,7 @@ export const sapCallsOf = (
       id = String((JSON.parse(request.body) as { RegistrationId?: unknown }).RegistrationId ?? '');
     } catch {}
     calls.push({
+      downstream: 'sap',
       at: times[i] ?? 0,
       status: request.status,
       id,
@@ -153,6 +175,7 @@ export const salesforceCallsOf = (requests: LoggedRequest[], times: number[]): D
     const match = /\/sobjects\/Case\/[^/]+\/([^/?]+)/.exec(request.path);
     if (request.method !== 'PATCH' || !match) continue;
     calls.push({
+      downstream: 'salesforce',
       at: times[i] ?? 0,
       status: request.status,
       id: decodeURIComponent(match[1]),
@@ -226,26 +249,42 @@ export const reconcile = (input: LedgerInput): { counts: LedgerCounts; outcomes:
     }
   }
 
+  /** Every delivery request a sandbox received for a token, whatever it answered, in order of arrival. */
   const callsByToken = new Map<string, DownstreamCall[]>();
   for (const call of [...input.sapCalls, ...input.salesforceCalls]) {
-    if (!call.token || !effective(call)) continue;
+    if (!call.token) continue;
     const list = callsByToken.get(call.token) ?? [];
     list.push(call);
     callsByToken.set(call.token, list);
   }
   for (const list of callsByToken.values()) list.sort((a, b) => a.at - b.at);
 
-  /** Every delivery after the first followed a kill that came within the window after the one before it. */
-  const explainedByKills = (calls: DownstreamCall[]) =>
-    calls.length > 1 &&
-    new Set(calls.map((call) => call.id)).size === 1 &&
-    calls
-      .slice(1)
-      .every((call, i) =>
-        input.kills.some(
-          (kill) => calls[i].at <= kill && kill - calls[i].at <= killWindowMs && call.at > kill,
-        ),
-      );
+  /** What the downstream did with a token's requests: records created, and repeats it recognised. */
+  const downstreamOf = (calls: DownstreamCall[]) => {
+    const createdIds = new Set<string>();
+    const carriedOut: DownstreamCall[] = [];
+    let created = 0;
+    let repeatCount = 0;
+    let atKill = true;
+    for (const call of calls) {
+      const createdBefore = createdIds.has(call.id);
+      if (creates(call)) {
+        created++;
+        createdIds.add(call.id);
+      } else if (!repeats(call, createdBefore)) continue;
+      else {
+        repeatCount++;
+        // Sent again right after a SIGKILL that followed the last request the downstream carried out.
+        const last = carriedOut.at(-1);
+        const killed =
+          last !== undefined &&
+          input.kills.some((kill) => last.at <= kill && kill - last.at <= killWindowMs && call.at > kill);
+        if (!killed) atKill = false;
+      }
+      carriedOut.push(call);
+    }
+    return { created, repeatCount, repeatedAtKill: repeatCount > 0 && atKill };
+  };
 
   const records = {
     sent: tokens.size,
@@ -257,6 +296,8 @@ export const reconcile = (input: LedgerInput): { counts: LedgerCounts; outcomes:
     duplicated: 0,
     stuck: 0,
     repeatedAtKill: 0,
+    repeated: 0,
+    secondIds: 0,
     inconsistent: 0,
     deliveredUnanswered: 0,
     duplicatedUnanswered: 0,
@@ -268,26 +309,39 @@ export const reconcile = (input: LedgerInput): { counts: LedgerCounts; outcomes:
 
   for (const entry of tokens.values()) {
     const calls = callsByToken.get(entry.token) ?? [];
+    const { created, repeatCount, repeatedAtKill } = downstreamOf(calls);
+    /** Every id the record carried: in the answers and in what the sandboxes received. */
+    const allIds = new Set([...entry.ids, ...calls.map((call) => call.id).filter((id) => id !== '')]);
     const describe = () => {
       const statuses = [...entry.ids].map((id) => {
         const lookup = input.statuses.get(id);
         return lookup?.status ?? `http ${lookup?.http ?? '-'}`;
       });
-      return `${entry.token} (${[...entry.kinds].join(', ')}) ids ${[...entry.ids].join(',') || '-'} deliveries ${
+      return `${entry.token} (${[...entry.kinds].join(', ')}) ids ${[...allIds].join(',') || '-'} requests ${
         calls.length
-      } status ${statuses.join(',') || '-'}`;
+      } created ${created} repeats ${repeatCount} status ${statuses.join(',') || '-'}`;
     };
+    const countRepeats = () => {
+      if (repeatCount === 0) return;
+      if (repeatedAtKill) {
+        records.repeatedAtKill++;
+        example('repeatedAtKill', describe());
+      } else {
+        records.repeated++;
+        example('repeated', describe());
+      }
+    };
+    if (allIds.size > 1) {
+      records.secondIds++;
+      example('secondIds', describe());
+    }
     if (!entry.answered200) {
-      if (calls.length > 1) {
-        if (explainedByKills(calls)) {
-          records.repeatedAtKill++;
-          example('repeatedAtKill', describe());
-        } else {
-          records.duplicated++;
-          records.duplicatedUnanswered++;
-          example('duplicatedUnanswered', describe());
-        }
-      } else if (calls.length === 1) {
+      if (allIds.size > 1 || created > 1) {
+        records.duplicated++;
+        records.duplicatedUnanswered++;
+        example('duplicatedUnanswered', describe());
+      } else if (created === 1) {
+        countRepeats();
         if (entry.ambiguous) records.deliveredUnanswered++;
         else {
           records.leaked++;
@@ -298,21 +352,17 @@ export const reconcile = (input: LedgerInput): { counts: LedgerCounts; outcomes:
     }
     records.accepted++;
     for (const id of entry.ids) answeredIds.add(id);
-    const statuses = [...entry.ids].map((id) => input.statuses.get(id));
-    const status = statuses[0];
+    const status = input.statuses.get([...entry.ids][0] ?? '');
     let outcome: Outcome;
-    if (entry.ids.size > 1) {
+    if (allIds.size > 1 || created > 1) {
       outcome = 'duplicated';
     } else if (entry.ids.size === 0) {
       outcome = 'inconsistent'; // answered 200 without an id for it (counted in malformed200 too)
-    } else if (calls.length > 1 && !explainedByKills(calls)) {
-      outcome = 'duplicated';
     } else if (status?.status === 'accepted') {
       outcome = 'stuck';
-    } else if (calls.length > 1) {
-      outcome = status?.status === 'delivered' ? 'repeatedAtKill' : 'inconsistent';
-    } else if (calls.length === 1) {
+    } else if (created === 1) {
       outcome = status?.status === 'delivered' ? 'delivered' : 'inconsistent';
+      if (outcome === 'delivered') countRepeats();
     } else if (status?.status === 'rejected' || status?.status === 'failed') {
       outcome = status.error ? status.status : 'inconsistent';
     } else {
@@ -333,8 +383,6 @@ export const reconcile = (input: LedgerInput): { counts: LedgerCounts; outcomes:
     }
   }
 
-  const sapEffective = input.sapCalls.filter(effective);
-  const sfEffective = input.salesforceCalls.filter(effective);
   return {
     counts: {
       plans: input.results.length,
@@ -344,9 +392,9 @@ export const reconcile = (input: LedgerInput): { counts: LedgerCounts; outcomes:
       violations,
       downstream: {
         sapPosts: input.sapCalls.length,
-        sapCreated: sapEffective.filter((call) => call.status === 201).length,
+        sapCreated: input.sapCalls.filter(creates).length,
         salesforceUpserts: input.salesforceCalls.length,
-        salesforceCreated: sfEffective.filter((call) => call.status === 201).length,
+        salesforceCreated: input.salesforceCalls.filter(creates).length,
       },
       examples,
     },
@@ -354,7 +402,11 @@ export const reconcile = (input: LedgerInput): { counts: LedgerCounts; outcomes:
   };
 };
 
-/** Whether the promise held: nothing lost, duplicated, stuck, leaked or inconsistent, no contract violation. */
+/**
+ * Whether the promise held (exactly once, as the module's comment defines it): nothing lost, duplicated (a second
+ * id or a second downstream record of one content), stuck, leaked or inconsistent, no contract violation. Repeats
+ * of a record under its own id (`repeated`, `repeatedAtKill`) are reported, and allowed.
+ */
 export const promiseKept = (counts: LedgerCounts): boolean =>
   counts.records.lost === 0 &&
   counts.records.duplicated === 0 &&

@@ -118,7 +118,10 @@ describe("the ERP's refusals", () => {
       message: `RegistrationId ${message.id} already registered as document 49000001`,
     });
     await poll();
-    expect(await getStatusRecord(message.id)).toMatchObject({ status: 'delivered' });
+    expect(await getStatusRecord(message.id)).toMatchObject({
+      status: 'delivered',
+      downstreamId: '49000001',
+    });
   });
 
   it('rejects any other refusal, even one whose text contains the record id', async () => {

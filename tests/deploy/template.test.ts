@@ -2,6 +2,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_ERP_BATCH_SIZE } from '../../lib/downstream/erp/constants.ts';
 import { packagedTemplate } from '../support/packagedTemplate.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; Condition?: string };
@@ -80,6 +81,40 @@ describe('packaged CloudFormation template', () => {
       expect(
         (mapping.Properties.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency,
       ).toBeGreaterThanOrEqual(2);
+    }
+  });
+
+  it("sizes each worker's batches by AWS's rules for standard queues, and its time and lease by the batch's worst case", () => {
+    // Prepare
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    const functionOf = (mapping: Resource) =>
+      resources[(mapping.Properties.FunctionName as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]];
+    const queueOf = (mapping: Resource) =>
+      resources[(mapping.Properties.EventSourceArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]];
+    expect(mappings).toHaveLength(2);
+    for (const [, mapping] of mappings) {
+      const batchSize = mapping.Properties.BatchSize as number;
+      const window = mapping.Properties.MaximumBatchingWindowInSeconds as number;
+      const fn = functionOf(mapping);
+      const timeout = fn.Properties.Timeout as number;
+      const env = (fn.Properties.Environment as { Variables: Record<string, string> }).Variables;
+      // Assess: a standard queue takes up to 10,000 a batch; above 10 only with a window of 1 to 300 s. Batches
+      // large enough for the downstreams' batched calls (Salesforce: 200 a call), and a lone record's wait short.
+      expect(batchSize).toBeGreaterThanOrEqual(200);
+      expect(batchSize).toBeLessThanOrEqual(10_000);
+      expect(window).toBeGreaterThanOrEqual(batchSize > 10 ? 1 : 0);
+      expect(window).toBeLessThanOrEqual(2);
+      // A whole batch in time: its calls (SAP: ERP_BATCH_SIZE a `$batch`; Salesforce: 200 a Collections call), each
+      // at worst a token or CSRF fetch and the call, twice (a refresh repeats it once), 10 s each.
+      const perCall =
+        env.ERP_BASE_URL !== undefined ? Number(env.ERP_BATCH_SIZE ?? DEFAULT_ERP_BATCH_SIZE) : 200;
+      const calls = Math.ceil(batchSize / perCall);
+      expect(timeout).toBeGreaterThanOrEqual(calls * 4 * 10);
+      expect(timeout).toBeLessThanOrEqual(900);
+      // A message comes back only after its invocation can have ended (AWS advises six times the timeout), and a
+      // record's lease outlasts the invocation that claimed it.
+      expect(queueOf(mapping).Properties.VisibilityTimeout as number).toBeGreaterThanOrEqual(6 * timeout);
+      expect(Number(env.DELIVERY_LEASE_SECONDS)).toBeGreaterThan(timeout);
     }
   });
 

@@ -18,6 +18,8 @@ interface Sent {
   kind: 'sale' | 'case';
   status: number;
   id?: string;
+  /** Why the request got no answer at all (status 0): the client's own error, to tell a refused connection from a timeout. */
+  error?: string;
 }
 
 const send = async (service: RunningService, index: number, run: string): Promise<Sent> => {
@@ -48,24 +50,42 @@ const burst = async (service: RunningService): Promise<Sent[]> => {
     Array.from({ length: inFlight }, async () => {
       while (next < total) {
         const index = next++;
-        answers[index] = await send(service, index, run).catch(() => ({ kind: 'sale', status: 0 }) as Sent);
+        answers[index] = await send(service, index, run).catch(
+          (error: Error) => ({ kind: 'sale', status: 0, error: String(error.cause ?? error) }) as Sent,
+        );
       }
     }),
   );
   return answers;
 };
 
-const postsPer = (
+/**
+ * How many requests carried each record id: `idsOf` names the ids one request carries (one for a single POST or
+ * upsert, several for a SAP `$batch` or a Salesforce Collections call).
+ */
+const sendsPer = (
   requests: { method: string; path: string; body: string }[],
-  key: (body: string) => string,
+  idsOf: (request: { path: string; body: string }) => string[],
 ) => {
   const counts = new Map<string, number>();
   for (const request of requests) {
-    const id = key(request.body);
-    if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
+    for (const id of idsOf(request)) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;
 };
+
+/** The RegistrationIds in a single POST's JSON body or in every change set of a `$batch` body. */
+const registrationIdsIn = ({ body }: { body: string }) =>
+  [...body.matchAll(/"RegistrationId"\s*:\s*"([^"]+)"/g)].map((match) => match[1] as string);
+
+/** The CrmIds of a single upsert (the path's last segment) or of a Collections upsert (each record's external id). */
+const caseIdsIn =
+  (externalIdField: string) =>
+  ({ path, body }: { path: string; body: string }) => {
+    if (!path.includes('/composite/sobjects/')) return [path.split('/').pop() ?? ''];
+    const { records = [] } = JSON.parse(body) as { records?: Record<string, unknown>[] };
+    return records.map((record) => String(record[externalIdField] ?? ''));
+  };
 
 describe('npm start under a cold burst', () => {
   let sap: SapSandbox;
@@ -107,18 +127,21 @@ describe('npm start under a cold burst', () => {
     const upserts = () => salesforce.requests.filter((request) => request.method === 'PATCH');
     while (
       Date.now() < deadline &&
-      (sap.registrations.length < sales.length || new Set(upserts().map((r) => r.path)).size < cases.length)
+      (sap.registrations.length < sales.length || salesforce.cases.length < cases.length)
     ) {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     // Assess: every answer 200 with a distinct id, and every record created downstream by exactly one request.
     const byStatus: Record<string, number> = {};
     for (const answer of answers) byStatus[answer.status] = (byStatus[answer.status] ?? 0) + 1;
-    expect(byStatus).toEqual({ 200: total });
+    const unanswered = answers.flatMap((answer) => (answer.error ? [answer.error] : []));
+    expect(byStatus, `requests with no answer: ${[...new Set(unanswered)].join('; ')}`).toEqual({
+      200: total,
+    });
     expect(new Set(ids).size).toBe(total);
-    const registrationPosts = postsPer(
+    const registrationPosts = sendsPer(
       sap.requests.filter((request) => request.method === 'POST'),
-      (body) => (JSON.parse(body) as { RegistrationId?: string }).RegistrationId ?? '',
+      registrationIdsIn,
     );
     // Missing ones named with where they stand, so that a slow run and a lost record tell apart.
     const notDelivered = [...sales.filter((id) => !registrationPosts.has(id))];
@@ -133,10 +156,7 @@ describe('npm start under a cold burst', () => {
     expect(standing).toEqual([]);
     expect([...registrationPosts.keys()].sort()).toEqual([...sales].sort());
     expect([...registrationPosts.values()].every((count) => count === 1)).toBe(true);
-    const caseUpserts = postsPer(
-      upserts().map((request) => ({ ...request, body: request.path })),
-      (path) => path.split('/').pop() ?? '',
-    );
+    const caseUpserts = sendsPer(upserts(), caseIdsIn(salesforce.externalIdField));
     expect([...caseUpserts.keys()].sort()).toEqual([...cases].sort());
     expect([...caseUpserts.values()].every((count) => count === 1)).toBe(true);
   }, 240_000);

@@ -103,7 +103,7 @@ describe('ERP adapter: delivery', () => {
     // Assess
     expect(outcome).toEqual({ kind: 'delivered', downstreamId: '49000001', reachedDownstream: true });
     expect(sap.registrations).toHaveLength(1);
-    expect(requestLines(sap).at(-1)).toBe(`POST ${ENTITY_SET} 200`);
+    expect(requestLines(sap).at(-1)).toBe(`POST ${ENTITY_SET} 409`);
   });
 
   it('is delivered without a document number when a 2xx body is not JSON', async () => {

@@ -6,6 +6,7 @@ import {
   isCsrfRequired,
   isOwnRepeat,
   odataErrorMessage,
+  repeatedDocumentNumber,
 } from '../../lib/downstream/erp/response.ts';
 
 /** An OData v2 error body with `message` as given. */
@@ -219,5 +220,21 @@ describe('isCsrfRequired: the 403 that asks for a new CSRF token', () => {
     ['a 200 with Required', 200, new Headers({ 'x-csrf-token': 'Required' })],
   ])('is false for %s', (_label, status, headers) => {
     expect(isCsrfRequired(status, headers)).toBe(false);
+  });
+});
+
+describe('repeatedDocumentNumber: the document an own-repeat 409 names', () => {
+  it('reads the document number from the message, or nothing when it names none', () => {
+    // Act
+    const found = [
+      repeatedDocumentNumber(
+        odataError({ value: 'RegistrationId abc already registered as document 49000007' }),
+      ),
+      repeatedDocumentNumber(odataError('RegistrationId abc already registered (document number 49000008)')),
+      repeatedDocumentNumber(odataError({ value: 'RegistrationId abc already registered' })),
+      repeatedDocumentNumber('<html>'),
+    ];
+    // Assess
+    expect(found).toEqual(['49000007', '49000008', undefined, undefined]);
   });
 });

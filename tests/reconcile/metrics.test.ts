@@ -52,7 +52,7 @@ describe('the reconciler metrics', () => {
     process.env.POWERTOOLS_METRICS_DISABLED = disabled;
   });
 
-  it('publishes requeued per downstream and the oldest wait, each in its own line', () => {
+  it('publishes requeued per downstream, the oldest wait and whether each downstream is held, each in its own line', () => {
     // Act
     const documents = publishedDuring(() =>
       publishReconcileMetrics({
@@ -60,10 +60,12 @@ describe('the reconciler metrics', () => {
         unqueued: 1,
         deferred: [],
         oldestWaitSeconds: 1800,
+        holds: { erp: { held: true, heldSince: '2026-11-27T03:00:00.000Z' }, crm: { held: false } },
+        probes: { salesRegistration: 1, caseRecord: 0 },
       }),
     );
     // Assess
-    expect(documents).toHaveLength(3);
+    expect(documents).toHaveLength(5);
     expect(readings(documents)).toEqual([
       {
         name: 'requeued',
@@ -78,6 +80,18 @@ describe('the reconciler metrics', () => {
         dimensions: expect.objectContaining({ downstream: 'crm' }),
       },
       { name: 'oldestRequeuedWait', unit: 'Seconds', value: 1800, dimensions: expect.any(Object) },
+      {
+        name: 'downstreamHeld',
+        unit: 'Count',
+        value: 1,
+        dimensions: expect.objectContaining({ downstream: 'erp' }),
+      },
+      {
+        name: 'downstreamHeld',
+        unit: 'Count',
+        value: 0,
+        dimensions: expect.objectContaining({ downstream: 'crm' }),
+      },
     ]);
     expect(readings(documents)[2].dimensions).not.toHaveProperty('downstream');
   });
@@ -89,30 +103,36 @@ describe('the reconciler metrics', () => {
         unqueued: 0,
         deferred: [],
         oldestWaitSeconds: 0,
+        holds: { erp: { held: false }, crm: { held: false } },
+        probes: { salesRegistration: 0, caseRecord: 0 },
       }),
     );
     expect(readings(documents).map(({ name, value }) => [name, value])).toEqual([
       ['requeued', 0],
       ['requeued', 0],
       ['oldestRequeuedWait', 0],
+      ['downstreamHeld', 0],
+      ['downstreamHeld', 0],
     ]);
   });
 });
 
 describe('the reconciler settings', () => {
-  it('reads RECONCILE_AFTER_SECONDS (300), RECONCILE_MAX_INTERVAL_SECONDS (3600), RECONCILE_MAX_PER_RUN (500)', () => {
+  it('reads RECONCILE_AFTER_SECONDS (300), RECONCILE_MAX_INTERVAL_SECONDS (3600), RECONCILE_MAX_PER_RUN (500), RECONCILE_MAX_AFTER_HOLD (5000)', () => {
     expect(reconcileSettings({})).toEqual({
       reconcileAfterSeconds: 300,
       maxIntervalSeconds: 3600,
       maxPerRun: 500,
+      maxAfterHold: 5000,
     });
     expect(
       reconcileSettings({
         RECONCILE_AFTER_SECONDS: '60',
         RECONCILE_MAX_INTERVAL_SECONDS: '600',
         RECONCILE_MAX_PER_RUN: '7',
+        RECONCILE_MAX_AFTER_HOLD: '70',
       }),
-    ).toEqual({ reconcileAfterSeconds: 60, maxIntervalSeconds: 600, maxPerRun: 7 });
+    ).toEqual({ reconcileAfterSeconds: 60, maxIntervalSeconds: 600, maxPerRun: 7, maxAfterHold: 70 });
   });
 
   it('spaces re-queues of one record: the delay doubled per earlier re-queue, capped', () => {

@@ -167,6 +167,20 @@ describe('Salesforce sandbox protocol', () => {
     expect(tokenFailure.status).toBe(503);
   });
 
+  it('upserts a case whose answer it loses: the connection closes, the log says 201', async () => {
+    // Prepare
+    const token = await accessToken();
+    sf.inject({ loseAnswer: true });
+
+    // Act
+    const lost = await upsert('web-lost', validCase, token).catch((error: Error) => error);
+
+    // Assess
+    expect(lost).toBeInstanceOf(Error);
+    expect(sf.cases.map((stored) => stored.externalId)).toEqual(['web-lost']);
+    expect(sf.requests.at(-1)?.status).toBe(201);
+  });
+
   it('lists cases on /_sandbox/cases', async () => {
     // Prepare
     await upsert('web-1', validCase);

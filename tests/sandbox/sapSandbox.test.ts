@@ -137,7 +137,7 @@ describe('SAP sandbox protocol', () => {
     });
   });
 
-  it('answers a repeated RegistrationId with 200 and the same document, creating nothing', async () => {
+  it('refuses a repeated RegistrationId with 409 naming it and its document, creating nothing', async () => {
     // Prepare
     await postWithSession(entity());
 
@@ -145,8 +145,10 @@ describe('SAP sandbox protocol', () => {
     const repeat = await postWithSession(entity());
 
     // Assess
-    expect(repeat.status).toBe(200);
-    expect(repeat.json().d.DocumentNumber).toBe('49000001');
+    expect(repeat.status).toBe(409);
+    expect(repeat.json().error.message.value).toBe(
+      'RegistrationId reg-1 already registered as document 49000001',
+    );
     expect(sap.registrations).toHaveLength(1);
   });
 
@@ -205,5 +207,18 @@ describe('SAP sandbox protocol', () => {
     expect(failedFetch.status).toBe(500);
     expect(third.status).toBe(201);
     expect(sap.requests.map((request) => request.status)).toEqual([200, 503, 403, 500, 200, 201]);
+  });
+
+  it('stores a registration whose answer it loses: the connection closes, the log says 201', async () => {
+    // Prepare
+    sap.inject({ loseAnswer: true });
+
+    // Act
+    const lost = await postWithSession(entity()).catch((error: Error) => error);
+
+    // Assess
+    expect(lost).toBeInstanceOf(Error);
+    expect(sap.registrations).toHaveLength(1);
+    expect(sap.requests.at(-1)?.status).toBe(201);
   });
 });

@@ -3,7 +3,13 @@
  * leaked and personal data counted as the campaign reports them.
  */
 import { describe, expect, it } from 'vitest';
-import { checkEvents, personalValueIndex, type ReceivedHook } from '../../scripts/soak/events.ts';
+import {
+  checkEvents,
+  eventsKept,
+  personalFieldIn,
+  personalValueIndex,
+  type ReceivedHook,
+} from '../../scripts/soak/events.ts';
 import type { SoakRecord } from '../../scripts/soak/workload.ts';
 
 const hook = (client: string, recordId: string, state: string, extra: Record<string, unknown> = {}) =>
@@ -91,5 +97,60 @@ describe('the soak event check', () => {
     expect(counts.eventsWithPersonalData).toBe(1);
     expect(examples.eventsWithPersonalData).toEqual(['s1 under example-dealer: its email']);
     expect(JSON.stringify(examples)).not.toContain('rider1');
+  });
+
+  it.each([
+    ['in another case', 'refused for RIDER1.AB12@EXAMPLE.COM', 'email'],
+    ['as a part of it', 'mail to rider1.ab12@ex bounced', 'email'],
+    ['with other whitespace', 'call +61400001\n001 now', 'Phone'],
+    ['spread over a JSON escape', '1 Soak\\nLane SKAB12R1', 'Street'],
+    ['a short whole value, any case', 'customer SOAKRIDER blocked', 'Name'],
+  ])('recognises a personal value %s', (_label, text, field) => {
+    // Act
+    const found = personalFieldIn(JSON.stringify({ error: text }), personalValueIndex([sale]));
+    // Assess
+    expect(found).toBe(field);
+  });
+
+  it('does not take a short or common part of a value, or what is not personal, for personal data', () => {
+    // Prepare
+    const texts = [
+      'SERVICE UNAVAILABLE: soak lane',
+      'a rider at example.com (Soakrider)', // common to more than 10 riders
+      'Frame SKAB12F1 of dealer 1234 refused',
+      '{"recordId":"9b1f0c2d3e4f5a6b7c8d9e0f1a2b3c4d","time":"2026-11-27T03:10:50Z"}',
+    ];
+    // Eleven riders share the domain of their addresses and their surname.
+    const riders = Array.from({ length: 11 }, (_, n) => ({
+      ...sale,
+      token: `SKAB12R${n + 1}`,
+      fields: { ...sale.fields, email: `rider${n + 1}.ab12@example.com`, Name2: `Rider${n + 1}` },
+    }));
+    // Act
+    const found = texts.map((text) => personalFieldIn(text, personalValueIndex(riders)));
+    // Assess
+    expect(found).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  it.each([
+    ['nothing wrong', [hook('example-dealer', 's1', 'delivered')], true],
+    ['a planted lost event', [hook('example-dealer', 's1', 'accepted')], false],
+    [
+      'a planted leaked event',
+      [hook('example-dealer', 's1', 'delivered'), hook('example-web-forms', 'c1', 'delivered')],
+      false,
+    ],
+    ['a planted personal value', [hook('example-dealer', 's1', 'delivered', { note: 'Rider1' })], false],
+  ])('keeps the event promise only with %s', (_label, received, kept) => {
+    // Act
+    const { counts } = checkEvents({
+      expected: new Map([['s1', 'delivered']]),
+      foreign: new Set(['c1']),
+      webhookClients,
+      received: received as ReceivedHook[],
+      personal: personalValueIndex([sale]),
+    });
+    // Assess
+    expect(eventsKept(counts)).toBe(kept);
   });
 });

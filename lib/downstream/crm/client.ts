@@ -1,8 +1,6 @@
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
-import { describeFetchError } from '../errorText.ts';
 import type { DeliveryOutcome } from '../types.ts';
 import type { ApiUsage } from './apiUsage.ts';
-import { parseApiUsage } from './apiUsage.ts';
 import { MAX_COLLECTION_SIZE, upsertCaseCollection } from './collections.ts';
 import {
   DEFAULT_CASE_EXTERNAL_ID_FIELD,
@@ -12,6 +10,7 @@ import {
 import { CrmConfigError } from './errors.ts';
 import { mapCase } from './mapping.ts';
 import { DEFAULT_CASE_MAPPING } from './mappingFile.ts';
+import { patchJson } from './patchJson.ts';
 import { classifyCrmAnswer, isInvalidSession } from './response.ts';
 import { createTokenCache } from './tokenCache.ts';
 import type { AccessToken, CrmClient, CrmConfig, PatchAnswer } from './types.ts';
@@ -50,28 +49,9 @@ export function createCrmClient(config: CrmConfig): CrmClient {
     const url =
       `${token.instanceUrl}/services/data/${apiVersion}/sobjects/Case/` +
       `${encodeURIComponent(externalIdField)}/${encodeURIComponent(crmId)}`;
-    try {
-      const response = await fetch(url, {
-        method: 'PATCH',
-        headers: {
-          Authorization: `Bearer ${token.accessToken}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json',
-        },
-        body,
-        // A redirected PATCH would be re-sent blindly; classify the 3xx instead.
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const usage = parseApiUsage(response.headers.get('sforce-limit-info'));
-      if (usage) onApiUsage(usage);
-      // The status is known: a body cut off by the timeout or the network only loses the details.
-      const text = await response.text().catch(() => '');
-      return { kind: 'answered', status: response.status, text };
-    } catch (error) {
-      const { timedOut, text } = describeFetchError(error, timeoutMs);
-      return timedOut ? { kind: 'timedOut', error: text } : { kind: 'networkError', error: text };
-    }
+    const { answer, usage } = await patchJson(url, token, body, timeoutMs);
+    if (usage) onApiUsage(usage);
+    return answer;
   };
 
   const client: CrmClient = {

@@ -1,14 +1,15 @@
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
 import type { CaseRecord } from '../../types.ts';
-import { describeFetchError, type PersonalValue, safeErrorText } from '../errorText.ts';
+import { type PersonalValue, safeErrorText } from '../errorText.ts';
 import type { BatchItem, DeliveryOutcome } from '../types.ts';
-import { type ApiUsage, parseApiUsage } from './apiUsage.ts';
+import type { ApiUsage } from './apiUsage.ts';
 import { readCollectionAnswer } from './collectionResults.ts';
 import { mapCase } from './mapping.ts';
+import { patchJson } from './patchJson.ts';
 import { isInvalidSession } from './response.ts';
 import { salesforceErrors } from './salesforceErrors.ts';
 import type { TokenCache } from './tokenCache.ts';
-import type { AccessToken, CaseMapping, CrmBatchDelivery } from './types.ts';
+import type { AccessToken, CaseMapping, CrmBatchDelivery, PatchAnswer } from './types.ts';
 
 /** Salesforce takes at most this many records in one sObject Collections call. */
 export const MAX_COLLECTION_SIZE = 200;
@@ -24,11 +25,6 @@ export interface CollectionsContext {
   /** Told every API usage an answer reports (the adapter keeps the latest). */
   onApiUsage(usage: ApiUsage): void;
 }
-
-type CollectionCallAnswer =
-  | { kind: 'answered'; status: number; text: string }
-  | { kind: 'timedOut'; error: string }
-  | { kind: 'networkError'; error: string };
 
 /**
  * Upserts cases by external id in one sObject Collections call (CONTRACT section 3, CRM, "Several cases in one
@@ -62,34 +58,16 @@ export async function upsertCaseCollection(
   });
   const personalValues = items.map(({ record }) => personalValuesOf('caseRecord', record));
 
-  const call = async (token: AccessToken): Promise<CollectionCallAnswer> => {
+  const call = async (token: AccessToken): Promise<PatchAnswer> => {
     const url =
       `${token.instanceUrl}/services/data/${context.apiVersion}/composite/sobjects/Case/` +
       encodeURIComponent(context.externalIdField);
-    try {
-      const response = await fetch(url, {
-        method: 'PATCH',
-        headers: {
-          Authorization: `Bearer ${token.accessToken}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json',
-        },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(context.timeoutMs),
-      });
-      const usage = parseApiUsage(response.headers.get('sforce-limit-info'));
-      if (usage) {
-        apiUsage = usage;
-        context.onApiUsage(usage);
-      }
-      // A body cut off by the network or the timeout stays cut off: it then does not parse as a whole.
-      const text = await response.text().catch(() => '');
-      return { kind: 'answered', status: response.status, text };
-    } catch (error) {
-      const { timedOut, text } = describeFetchError(error, context.timeoutMs);
-      return timedOut ? { kind: 'timedOut', error: text } : { kind: 'networkError', error: text };
+    const { answer, usage } = await patchJson(url, token, body, context.timeoutMs);
+    if (usage) {
+      apiUsage = usage;
+      context.onApiUsage(usage);
     }
+    return answer;
   };
 
   const every = (outcome: DeliveryOutcome): CrmBatchDelivery => ({

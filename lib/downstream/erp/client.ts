@@ -6,7 +6,7 @@ import { DEFAULT_ERP_BATCH_SIZE, DEFAULT_ERP_TIMEOUT_MS } from './constants.ts';
 import { cookieHeader, storeCookies } from './cookies.ts';
 import { createCsrfSessions } from './csrfSessions.ts';
 import { basicAuthorization, erpEndpoints } from './endpoints.ts';
-import { classifyErpAnswer, isCsrfRequired, isOwnRepeat } from './response.ts';
+import { classifyErpAnswer, isCsrfRequired, isOwnRepeat, repeatedDocumentNumber } from './response.ts';
 import type { CsrfSession, ErpClient, ErpConfig, PostAnswer } from './types.ts';
 
 /**
@@ -86,7 +86,8 @@ export function createErpClient(config: ErpConfig): ErpClient {
       switch (answer.kind) {
         case 'answered':
           if (isOwnRepeat(answer.status, answer.text, registrationId)) {
-            return { kind: 'delivered', reachedDownstream: true };
+            const downstreamId = repeatedDocumentNumber(answer.text);
+            return { kind: 'delivered', reachedDownstream: true, ...(downstreamId ? { downstreamId } : {}) };
           }
           return classifyErpAnswer(answer.status, answer.text, personalValuesOf('salesRegistration', record));
         case 'timedOut':

@@ -90,6 +90,18 @@ export function isOwnRepeat(status: number, text: string, registrationId: string
 }
 
 /**
+ * The document number an own-repeat 409 names (`… already registered as document 49000001`), if any: the
+ * registration our lost request created, so the record keeps the `downstreamId` a 201 would have given it.
+ *
+ * @example
+ * repeatedDocumentNumber('{"error":{"message":{"value":"RegistrationId 9b1f… already registered as document 49000001"}}}');
+ * // '49000001'
+ */
+export function repeatedDocumentNumber(text: string): string | undefined {
+  return /\bdocument(?: number)? (\d+)\b/i.exec(odataErrorMessage(text) ?? '')?.[1];
+}
+
+/**
  * True for SAP's "your CSRF token is not (or no longer) valid" answer.
  *
  * @example

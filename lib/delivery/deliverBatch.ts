@@ -1,0 +1,162 @@
+import type { SQSRecord } from 'aws-lambda';
+import type { DeliveryOutcome } from '../downstream/types.ts';
+import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
+import { downstreamHolds } from '../outage/hold.ts';
+import { outageSettings } from '../outage/settings.ts';
+import type { DeliveryPermit } from '../outage/types.ts';
+import { dueAfter } from '../reconcile/settings.ts';
+import { type Settled, settleBounded } from './bounded.ts';
+import { type ClaimedMessage, claimMessage } from './claimMessage.ts';
+import { type DownstreamDelivery, deliverAllToDownstream, downstreamOf } from './downstreams.ts';
+import { DeliveryHeld } from './errors.ts';
+import { noteDelivery, notedOutcomesOf } from './holdOutcomes.ts';
+import {
+  BATCH_CONCURRENCY,
+  type BatchContext,
+  changeVisibility,
+  parseQueuedRecord,
+  type ReadMessage,
+} from './message.ts';
+import { recordOutcome } from './recordOutcome.ts';
+
+/** How one message of the batch ended: done (the batch deletes it), or failed with why (SQS keeps it). */
+export type MessageResult = Settled<void>;
+
+/**
+ * The downstream could not even be tried: settings missing or a secret unreadable. Transient, so the records
+ * wait (and show why) while operations mend the configuration; the texts name settings, never values. One
+ * outcome object for all: it is one failed call.
+ */
+const unreachable = (error: unknown): DeliveryOutcome => ({
+  kind: 'transient',
+  error: `not attempted: ${error instanceof Error ? error.message : 'unknown error'}`,
+  reachedDownstream: false,
+});
+
+/** An answer that decided nothing for a record (never expected: the adapters answer every id). */
+const undecided: DeliveryOutcome = {
+  kind: 'transient',
+  error: 'the downstream answer decided nothing for this record',
+  reachedDownstream: false,
+};
+
+const ok: MessageResult = { ok: true, value: undefined };
+
+/** Every message of a held downstream goes back unclaimed, hidden until about the next probe. */
+const holdBack = async (
+  reads: readonly ReadMessage[],
+  permit: Extract<DeliveryPermit, { deliver: false }>,
+  downstream: 'erp' | 'crm',
+  batch: BatchContext,
+  now: Date,
+  probeSeconds: number,
+): Promise<MessageResult[]> => {
+  const delaySeconds = heldVisibilitySeconds(permit, now, probeSeconds);
+  const hidden = await settleBounded(reads, BATCH_CONCURRENCY, (read) =>
+    changeVisibility(read, delaySeconds),
+  );
+  batch.log.info('downstream held: messages wait unclaimed', {
+    downstream,
+    reason: permit.reason,
+    heldSince: permit.heldSince,
+    messages: reads.length,
+    delaySeconds,
+  });
+  return hidden.map((result) =>
+    result.ok ? { ok: false, error: new DeliveryHeld(permit.heldSince, delaySeconds) } : result,
+  );
+};
+
+/** One downstream's messages of the batch: one hold check, the claims, one batched delivery, the outcomes. */
+const deliverToOneDownstream = async (
+  reads: readonly ReadMessage[],
+  downstream: 'erp' | 'crm',
+  batch: BatchContext,
+): Promise<MessageResult[]> => {
+  const clock = () => batch.now?.() ?? new Date();
+  const holds = batch.holds ?? downstreamHolds();
+  const { probeSeconds } = batch.outage ?? outageSettings();
+  const claimedAt = clock();
+  const permit = await holds.mayDeliver(downstream, claimedAt);
+  if (!permit.deliver) return holdBack(reads, permit, downstream, batch, claimedAt, probeSeconds);
+
+  const leaseUntil = dueAfter(claimedAt, batch.settings.leaseSeconds);
+  const claims = await settleBounded(reads, BATCH_CONCURRENCY, (read) =>
+    claimMessage(read, downstream, batch, claimedAt, leaseUntil),
+  );
+  const results: MessageResult[] = claims.map((claim) => (claim.ok ? ok : claim));
+  const claimed: { claim: ClaimedMessage; index: number }[] = [];
+  claims.forEach((claim, index) => {
+    if (claim.ok && claim.value) claimed.push({ claim: claim.value, index });
+  });
+  if (claimed.length === 0) return results;
+
+  // One batched call (or as few as the protocol allows) for every claimed record of the batch.
+  const delivery: DownstreamDelivery = await deliverAllToDownstream(
+    downstream,
+    claimed.map(({ claim }) => claim.status),
+  ).catch((error: unknown) => {
+    const outcome = unreachable(error);
+    return { outcomes: new Map(claimed.map(({ claim }) => [claim.status.id, outcome])) };
+  });
+  const at = clock();
+  const outcomeOf = (id: string) => delivery.outcomes.get(id) ?? undecided;
+  const ids = claimed.map(({ claim }) => claim.status.id);
+  const reached = ids.some((id) => outcomeOf(id).reachedDownstream);
+  const noted = notedOutcomesOf(ids, new Map(ids.map((id) => [id, outcomeOf(id)])), {
+    probe: permit.probe,
+    // A usage the adapter remembers from an earlier answer says nothing about this call.
+    ...(reached && delivery.apiUsage ? { apiUsage: delivery.apiUsage } : {}),
+  });
+  const hold = await noteDelivery(holds, downstream, noted, { probe: permit.probe, at, log: batch.log });
+
+  const written = await settleBounded(claimed, BATCH_CONCURRENCY, ({ claim }) =>
+    recordOutcome(claim, outcomeOf(claim.status.id), downstream, batch, { at, hold, probeSeconds }),
+  );
+  written.forEach((result, position) => {
+    results[claimed[position].index] = result;
+  });
+  return results;
+};
+
+/**
+ * Delivers the records an SQS batch names (CONTRACT section 3): every message is read, the downstream's hold is
+ * asked once (held: every message goes back unclaimed and hidden, nothing reaches the downstream; a due probe:
+ * this batch is it), each record is claimed (its lease, which counts its try), then all claimed records go to
+ * the downstream in one batched call (SAP `$batch`, Salesforce Collections; a lone record by the single call),
+ * the call's outcomes are counted in the hold (a whole-call failure once), and each record's outcome is recorded
+ * and its event published as a single delivery's would be (lib/delivery/recordOutcome.ts).
+ *
+ * @returns one result per message, in order: done, or failed with the reason SQS keeps it (its visibility set).
+ * @example
+ * const results = await deliverMessages(event.Records, { settings, log: logger, tally });
+ * results.filter((result) => !result.ok).length; // messages the batch reports as failed
+ */
+export const deliverMessages = async (
+  sqsRecords: readonly SQSRecord[],
+  batch: BatchContext,
+): Promise<MessageResult[]> => {
+  const results: MessageResult[] = sqsRecords.map(() => ok);
+  // All messages of one queue are one kind; grouping keeps a mixed batch right all the same.
+  const groups = new Map<'erp' | 'crm', { read: ReadMessage; index: number }[]>();
+  sqsRecords.forEach((sqsRecord, index) => {
+    try {
+      const message = parseQueuedRecord(sqsRecord.body);
+      const downstream = downstreamOf(message.kind);
+      groups.set(downstream, [...(groups.get(downstream) ?? []), { read: { sqsRecord, message }, index }]);
+    } catch (error) {
+      results[index] = { ok: false, error };
+    }
+  });
+  for (const [downstream, members] of groups) {
+    const settled = await deliverToOneDownstream(
+      members.map(({ read }) => read),
+      downstream,
+      batch,
+    );
+    settled.forEach((result, position) => {
+      results[members[position].index] = result;
+    });
+  }
+  return results;
+};

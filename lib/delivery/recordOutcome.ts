@@ -1,0 +1,102 @@
+import { queueUrlFor } from '../config.ts';
+import type { DeliveryOutcome } from '../downstream/types.ts';
+import { publishAfterOutcome } from '../events/publish.ts';
+import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
+import type { HoldState } from '../outage/types.ts';
+import { messageBody } from '../queue/sendRecords.ts';
+import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
+import { type AttemptOutcome, recordAttempt } from '../store/statusUpdates.ts';
+import type { ClaimedMessage } from './claimMessage.ts';
+import { sendToDeadLetterQueue } from './deadLetters.ts';
+import { DeliveryHeld, DeliveryRetryLater } from './errors.ts';
+import { type BatchContext, changeVisibility, keysOf } from './message.ts';
+import { retryDelaySeconds } from './settings.ts';
+
+/** When the outcome was decided, and the downstream's hold as it stood after the call was counted. */
+export interface OutcomeContext {
+  at: Date;
+  hold: HoldState;
+  probeSeconds: number;
+}
+
+/**
+ * Records one claimed record's outcome, as a single call's would be, and publishes its state change at once
+ * (publishAfterOutcome; the reconciler only catches up on what this could not publish): `delivered`; `rejected`
+ * with the downstream's message; for a transient failure while the downstream is held (a failed probe, or a call
+ * under way when the hold opened), `accepted` with the try given back and the message hidden as a held one
+ * ({@link DeliveryHeld}); otherwise `accepted` with the error and a backoff on the message's visibility
+ * ({@link DeliveryRetryLater}), or `failed` on the record's last try, its message then put on the dead-letter queue.
+ *
+ * @example
+ * await recordOutcome(claimed, outcome, 'erp', batch, { at: new Date(), hold: { held: false }, probeSeconds: 30 });
+ */
+export const recordOutcome = async (
+  claimed: ClaimedMessage,
+  outcome: DeliveryOutcome,
+  downstream: 'erp' | 'crm',
+  batch: BatchContext,
+  context: OutcomeContext,
+): Promise<void> => {
+  const { settings, log, tally } = batch;
+  const { status, leaseUntil, message } = claimed;
+  const { at, hold } = context;
+  const keys = keysOf(claimed, downstream);
+  // This try's number, counted on the record by the claim (never SQS's ApproximateReceiveCount).
+  const attempt = status.tries ?? 1;
+  const attempts = outcome.reachedDownstream ? 1 : 0;
+  const record = async (change: Omit<AttemptOutcome, 'attempts' | 'at'>) => {
+    const written = await recordAttempt(status, { ...change, attempts, at }, leaseUntil);
+    // Only if a worker ran past its lease: the outcome of the one that holds it now stands.
+    if (!written) log.error('lease lost before the outcome was recorded', { ...keys, attempt });
+    else if (change.status !== 'accepted' && !(await publishAfterOutcome(written)))
+      log.warn('state change not published yet: the reconciler publishes it', { ...keys, attempt });
+  };
+  if (outcome.kind === 'delivered') {
+    await record({ status: 'delivered', downstreamId: outcome.downstreamId });
+    tally.add('delivered', downstream, at.getTime() - Date.parse(status.acceptedAt));
+    log.info('delivered', { ...keys, attempt });
+    return;
+  }
+  if (outcome.kind === 'permanent') {
+    await record({ status: 'rejected', error: outcome.error });
+    tally.add('rejected', downstream);
+    log.warn('rejected by downstream', { ...keys, attempt });
+    return;
+  }
+  const { reconcileAfterSeconds } = reconcileSettings();
+  if (hold.held) {
+    const heldSince = hold.heldSince ?? at.toISOString();
+    const delaySeconds = heldVisibilitySeconds(
+      { heldSince, until: hold.nextProbeAt ?? at.toISOString() },
+      at,
+      context.probeSeconds,
+    );
+    await record({
+      status: 'accepted',
+      error: outcome.error,
+      dueAt: dueAfter(at, delaySeconds + reconcileAfterSeconds),
+      returnTry: true,
+    });
+    await changeVisibility(claimed, delaySeconds);
+    log.info('downstream held: try given back, message waits', { ...keys, heldSince, delaySeconds });
+    throw new DeliveryHeld(heldSince, delaySeconds);
+  }
+  if (attempt >= settings.maxAttempts) {
+    await record({ status: 'failed', error: outcome.error });
+    tally.add('failed', downstream);
+    log.error('attempts exhausted: to the dead-letter queue', { ...keys, attempt });
+    // Should this send fail, the message comes back and, its record `failed`, is sent there on that receive.
+    await sendToDeadLetterQueue(queueUrlFor(message.kind), messageBody(message));
+    return;
+  }
+  const delaySeconds = retryDelaySeconds(attempt, settings.retryBaseSeconds);
+  await record({
+    status: 'accepted',
+    error: outcome.error,
+    dueAt: dueAfter(at, delaySeconds + reconcileAfterSeconds),
+  });
+  await changeVisibility(claimed, delaySeconds);
+  tally.add('retried', downstream);
+  log.warn('transient failure: retry later', { ...keys, attempt, delaySeconds });
+  throw new DeliveryRetryLater(attempt, delaySeconds);
+};

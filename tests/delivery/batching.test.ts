@@ -1,0 +1,220 @@
+/**
+ * Batched delivery by the worker (CONTRACT section 3, "Several registrations in one call", "Several cases in one
+ * call"), against dynalite, fauxqs, the real SAP and Salesforce sandboxes and an EventBridge stand-in: a batch of
+ * messages makes one downstream call, each record's outcome inside it is recorded as a single call's would be and
+ * its event published by the worker itself, a whole-call failure counts for every record and once for the hold, a
+ * lost answer repeats safely, and copies of a message across batches and workers reach the downstream once.
+ */
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSRecord } from 'aws-lambda';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
+import { createDeliveryWorker } from '../../lib/delivery/worker.ts';
+import { createDownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
+import { readHold } from '../../lib/outage/holdStore.ts';
+import { getStatusRecord } from '../../lib/store/statusRecords.ts';
+import { salesforceDeliveryCalls } from '../../sandbox/salesforceCollections.ts';
+import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
+import { sapDeliveryCalls } from '../../sandbox/sapBatch.ts';
+import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
+import { lambdaContext } from '../factories/apiGateway.ts';
+import { startEventBridgeRecorder } from '../support/eventBridgeRecorder.ts';
+import { isolatedAws } from '../support/isolatedAws.ts';
+import {
+  acceptCases,
+  acceptSales,
+  deliverAt,
+  forgetHolds,
+  OUTAGE,
+  receive,
+  secondsAfter,
+} from './support.ts';
+
+let aws: Awaited<ReturnType<typeof isolatedAws>>;
+let sap: SapSandbox;
+let salesforce: SalesforceSandbox;
+let bus: Awaited<ReturnType<typeof startEventBridgeRecorder>>;
+let salesQueue: string;
+let caseQueue: string;
+
+beforeAll(async () => {
+  aws = await isolatedAws();
+  [sap, salesforce, bus] = await Promise.all([
+    startSapSandbox(),
+    startSalesforceSandbox(),
+    startEventBridgeRecorder(),
+  ]);
+  Object.assign(process.env, {
+    ERP_BASE_URL: sap.url,
+    ERP_USERNAME: sap.username,
+    ERP_PASSWORD: sap.password,
+    CRM_BASE_URL: salesforce.url,
+    CRM_CLIENT_ID: salesforce.clientId,
+    CRM_CLIENT_SECRET: salesforce.clientSecret,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: bus.endpoint,
+    EVENT_BUS_NAME: 'dealer-gateway-test',
+  });
+  salesQueue = aws.resources.queues.SalesRegistrationQueue.url;
+  caseQueue = aws.resources.queues.CaseQueue.url;
+});
+
+afterAll(async () => {
+  await Promise.all([sap.stop(), salesforce.stop(), bus.stop()]);
+});
+
+beforeEach(async () => {
+  await Promise.all([aws.drain(salesQueue), aws.drain(caseQueue), forgetHolds(aws.dynamoEndpoint)]);
+  resetDownstreamClients();
+});
+
+const T0 = new Date();
+const sapCallsSince = (from: number) => sapDeliveryCalls(sap.requests.slice(from), sap.servicePath);
+const salesforceCallsSince = (from: number) => salesforceDeliveryCalls(salesforce.requests.slice(from));
+const worker = () => createDeliveryWorker({ holds: createDownstreamHolds(OUTAGE) });
+const event = (records: SQSRecord[]) => ({ Records: records });
+const idOf = (record: SQSRecord): string => JSON.parse(record.body).id;
+/** The record ids whose state-change events the bus took. */
+const publishedIds = () =>
+  bus.entries.map(
+    (entry) => (JSON.parse(entry.Detail ?? '{}') as { recordId?: string; id?: string }).recordId,
+  );
+
+describe('batched delivery', () => {
+  it('delivers a batch of registrations in one SAP $batch call', async () => {
+    // Prepare
+    const ids = await acceptSales(12);
+    const { records } = await receive(aws.sqs, salesQueue, 12);
+    const from = sap.requests.length;
+    // Act
+    const response = await worker()(event(records), lambdaContext());
+    // Assess
+    expect(response.batchItemFailures).toEqual([]);
+    expect(sapCallsSince(from)).toEqual([{ kind: 'batch', status: 202, registrations: 12 }]);
+    for (const id of ids) expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered', tries: 1 });
+  });
+
+  it('upserts a batch of cases in one Salesforce Collections call', async () => {
+    const ids = await acceptCases(15);
+    const { records } = await receive(aws.sqs, caseQueue, 15);
+    const from = salesforce.requests.length;
+    const response = await worker()(event(records), lambdaContext());
+    expect(response.batchItemFailures).toEqual([]);
+    expect(salesforceCallsSince(from)).toEqual([{ kind: 'collections', status: 200, cases: 15 }]);
+    for (const id of ids) {
+      expect(salesforce.cases.filter((c) => c.externalId === id)).toHaveLength(1);
+      expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered' });
+    }
+  });
+
+  it('records each outcome inside one call, reports only the transient one, and publishes the rest itself', async () => {
+    // Prepare: five cases in one call; the second gets a lock error (transient), the fourth a refusal.
+    await acceptCases(5);
+    const { records } = await receive(aws.sqs, caseQueue, 5);
+    const ids = records.map(idOf);
+    salesforce.inject({
+      on: 'collections',
+      recordErrors: {
+        1: [{ errorCode: 'UNABLE_TO_LOCK_ROW', message: 'unable to obtain exclusive access', fields: [] }],
+        3: [
+          {
+            errorCode: 'INVALID_EMAIL_ADDRESS',
+            message: 'Email: invalid email address',
+            fields: ['SuppliedEmail'],
+          },
+        ],
+      },
+    });
+    const publishedBefore = bus.entries.length;
+    // Act
+    const response = await worker()(event(records), lambdaContext());
+    // Assess: per message, per record; the events are on the bus now, before any reconciler run.
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: records[1].messageId }]);
+    expect(await getStatusRecord(ids[1])).toMatchObject({
+      status: 'accepted',
+      tries: 1,
+      error: expect.stringContaining('UNABLE_TO_LOCK_ROW'),
+    });
+    expect(await getStatusRecord(ids[3])).toMatchObject({
+      status: 'rejected',
+      error: expect.stringContaining('invalid email address'),
+    });
+    for (const index of [0, 2, 4])
+      expect(await getStatusRecord(ids[index])).toMatchObject({ status: 'delivered' });
+    expect(bus.entries.length - publishedBefore).toBe(4);
+    expect(publishedIds().slice(publishedBefore).sort()).toEqual([ids[0], ids[2], ids[3], ids[4]].sort());
+    for (const index of [0, 2, 3, 4])
+      expect((await getStatusRecord(ids[index]))?.pendingEvents ?? []).toEqual([]);
+  });
+
+  it('counts a whole-call 503 for every record, and once for the hold', async () => {
+    // Prepare
+    const ids = await acceptCases(5);
+    const { records } = await receive(aws.sqs, caseQueue, 5);
+    salesforce.inject({ on: 'collections', status: 503 });
+    // Act
+    const results = await deliverAt(records, createDownstreamHolds(OUTAGE), T0);
+    // Assess
+    expect(results).toEqual(Array(5).fill('DeliveryRetryLater'));
+    for (const id of ids) {
+      expect(await getStatusRecord(id)).toMatchObject({
+        status: 'accepted',
+        tries: 1,
+        error: expect.stringContaining('503'),
+      });
+    }
+    expect(await readHold('crm')).toMatchObject({ held: false, failures: 1 });
+  });
+
+  it('repeats a $batch whose answer was lost without a second registration', async () => {
+    // Prepare
+    const ids = await acceptSales(4);
+    const { records } = await receive(aws.sqs, salesQueue, 4);
+    sap.inject({ on: 'batch', dropAnswer: true });
+    const holds = createDownstreamHolds(OUTAGE);
+    // Act
+    const lost = await deliverAt(records, holds, T0);
+    const repeated = await deliverAt(records, holds, secondsAfter(T0, 61));
+    // Assess
+    expect(lost).toEqual(Array(4).fill('DeliveryRetryLater'));
+    expect(repeated).toEqual(Array(4).fill('done'));
+    for (const id of ids) {
+      expect(sap.registrations.filter((r) => r.RegistrationId === id)).toHaveLength(1);
+      expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered', tries: 2 });
+    }
+  });
+
+  it('repeats a Collections call whose answer was lost without a second case', async () => {
+    const ids = await acceptCases(3);
+    const { records } = await receive(aws.sqs, caseQueue, 3);
+    salesforce.inject({ on: 'collections', dropAnswer: true });
+    const holds = createDownstreamHolds(OUTAGE);
+    await deliverAt(records, holds, T0);
+    const repeated = await deliverAt(records, holds, secondsAfter(T0, 61));
+    expect(repeated).toEqual(Array(3).fill('done'));
+    for (const id of ids) expect(salesforce.cases.filter((c) => c.externalId === id)).toHaveLength(1);
+  });
+
+  it('sends each record once when copies of its message are in two batches of two workers at once', async () => {
+    // Prepare: a second copy of every message (the queue's at-least-once delivery).
+    const ids = await acceptSales(6);
+    const originals = await receive(aws.sqs, salesQueue, 6);
+    for (const record of originals.records) {
+      await aws.sqs.send(new SendMessageCommand({ QueueUrl: salesQueue, MessageBody: record.body }));
+    }
+    const copies = await receive(aws.sqs, salesQueue, 6);
+    const from = sap.requests.length;
+    // Act
+    await Promise.allSettled([
+      worker()(event(originals.records), lambdaContext()),
+      worker()(event(copies.records), lambdaContext()),
+    ]);
+    // Assess
+    const sent = sapCallsSince(from).reduce((sum, call) => sum + call.registrations, 0);
+    expect(sent).toBe(6);
+    for (const id of ids) {
+      expect(sap.registrations.filter((r) => r.RegistrationId === id)).toHaveLength(1);
+      expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered', tries: 1 });
+    }
+    expect((await holdStates()).erp).toEqual({ held: false });
+  });
+});

@@ -1,0 +1,224 @@
+/**
+ * The worker under a downstream hold (CONTRACT section 3, "Outages: waited out, not failed"), against dynalite,
+ * fauxqs and the real SAP and Salesforce sandboxes, the clock given: the hold opens after the threshold across two
+ * records, then messages wait unclaimed with no downstream call; one probe per OUTAGE_PROBE_SECONDS, a failed one
+ * spending no try; the first successful probe closes it and every record is delivered once; a single bad record
+ * still fails; a refusal never holds; the Salesforce allowance holds the CRM; two worker instances share one hold.
+ */
+import type { SQSRecord } from 'aws-lambda';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
+import { createDeliveryWorker } from '../../lib/delivery/worker.ts';
+import { createDownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
+import { readHold } from '../../lib/outage/holdStore.ts';
+import { getStatusRecord } from '../../lib/store/statusRecords.ts';
+import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
+import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
+import { lambdaContext } from '../factories/apiGateway.ts';
+import { isolatedAws } from '../support/isolatedAws.ts';
+import {
+  acceptCases,
+  acceptSales,
+  deliverAt,
+  forgetHolds,
+  OUTAGE,
+  receive,
+  secondsAfter,
+} from './support.ts';
+
+let aws: Awaited<ReturnType<typeof isolatedAws>>;
+let sap: SapSandbox;
+let salesforce: SalesforceSandbox;
+let salesQueue: string;
+let caseQueue: string;
+
+beforeAll(async () => {
+  aws = await isolatedAws();
+  [sap, salesforce] = await Promise.all([startSapSandbox(), startSalesforceSandbox()]);
+  Object.assign(process.env, {
+    ERP_BASE_URL: sap.url,
+    ERP_USERNAME: sap.username,
+    ERP_PASSWORD: sap.password,
+    CRM_BASE_URL: salesforce.url,
+    CRM_CLIENT_ID: salesforce.clientId,
+    CRM_CLIENT_SECRET: salesforce.clientSecret,
+  });
+  salesQueue = aws.resources.queues.SalesRegistrationQueue.url;
+  caseQueue = aws.resources.queues.CaseQueue.url;
+});
+
+afterAll(async () => {
+  await Promise.all([sap.stop(), salesforce.stop()]);
+});
+
+beforeEach(async () => {
+  sap.outage.setDown(false);
+  salesforce.outage.setDown(false);
+  salesforce.apiUsage.set({ used: 0 });
+  await Promise.all([aws.drain(salesQueue), aws.drain(caseQueue), forgetHolds(aws.dynamoEndpoint)]);
+  resetDownstreamClients();
+});
+
+const T0 = new Date();
+/** Requests the SAP sandbox received (deliveries, CSRF fetches), as a count to compare. */
+const sapCalls = () => sap.requests.length;
+const triesOf = async (ids: string[]) =>
+  Promise.all(ids.map(async (id) => (await getStatusRecord(id))?.tries));
+
+/** SAP down; three registrations, each failing alone in turn: the third failure (two records) opens the hold. */
+const openErpHold = async (holds = createDownstreamHolds(OUTAGE)) => {
+  const ids = await acceptSales(3);
+  const { byId } = await receive(aws.sqs, salesQueue, 3);
+  sap.outage.setDown(true);
+  const opening = [];
+  for (const [index, id] of ids.entries())
+    opening.push(await deliverAt([byId(id)], holds, secondsAfter(T0, index)));
+  return { ids, byId, holds, opening, messages: ids.map(byId) };
+};
+
+describe('the worker under a downstream hold', () => {
+  it('opens the hold after the threshold across two records, then hides messages unclaimed without any call', async () => {
+    // Prepare
+    const { ids, holds, opening, messages } = await openErpHold();
+    const triesBefore = await triesOf(ids);
+    const callsBefore = sapCalls();
+    // Act
+    const held = await deliverAt(messages, holds, secondsAfter(T0, 5));
+    // Assess
+    expect(opening).toEqual([['DeliveryRetryLater'], ['DeliveryRetryLater'], ['DeliveryHeld']]);
+    expect((await holdStates()).erp).toMatchObject({ held: true, reason: 'outage' });
+    expect(held).toEqual(['DeliveryHeld', 'DeliveryHeld', 'DeliveryHeld']);
+    expect(sapCalls()).toBe(callsBefore);
+    // The call that opened the hold gave its try back; the held batch claimed nothing.
+    expect(triesBefore).toEqual([1, 1, 0]);
+    expect(await triesOf(ids)).toEqual(triesBefore);
+    for (const id of ids) {
+      const status = await getStatusRecord(id);
+      expect(status).toMatchObject({ status: 'accepted' });
+      expect(status?.leaseUntil).toBeUndefined();
+      expect(status?.pendingEvents ?? []).toEqual([]);
+    }
+  });
+
+  it('probes once per OUTAGE_PROBE_SECONDS, a failed probe spends no try, and the first success delivers each record once', async () => {
+    // Prepare
+    const { ids, holds, messages } = await openErpHold();
+    const triesHeld = await triesOf(ids);
+    // Act: the probe due 30 s after the opening (at 2 s) fails; a batch between probes calls nothing.
+    let calls = sapCalls();
+    const failedProbe = await deliverAt(messages, holds, secondsAfter(T0, 33));
+    const probeCalls = sapCalls() - calls;
+    calls = sapCalls();
+    const between = await deliverAt(messages, holds, secondsAfter(T0, 50));
+    const betweenCalls = sapCalls() - calls;
+    const triesAfterProbe = await triesOf(ids);
+    sap.outage.setDown(false);
+    const tooEarly = await deliverAt(messages, holds, secondsAfter(T0, 60));
+    const closing = await deliverAt(messages, holds, secondsAfter(T0, 64));
+    // Assess
+    expect(failedProbe).toEqual(['DeliveryHeld', 'DeliveryHeld', 'DeliveryHeld']);
+    expect(probeCalls).toBe(1); // the CSRF fetch, refused: the outage answers everything 503
+    expect(between).toEqual(['DeliveryHeld', 'DeliveryHeld', 'DeliveryHeld']);
+    expect(betweenCalls).toBe(0);
+    expect(triesAfterProbe).toEqual(triesHeld);
+    expect(tooEarly).toEqual(['DeliveryHeld', 'DeliveryHeld', 'DeliveryHeld']);
+    expect(closing).toEqual(['done', 'done', 'done']);
+    expect((await holdStates()).erp).toEqual({ held: false });
+    for (const id of ids) {
+      expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered' });
+      expect(sap.registrations.filter((r) => r.RegistrationId === id)).toHaveLength(1);
+    }
+  });
+
+  it('still fails a single bad record that keeps failing while others succeed, and never holds for it', async () => {
+    // Prepare
+    const holds = createDownstreamHolds(OUTAGE);
+    const [bad, ...good] = await acceptSales(3);
+    const { byId } = await receive(aws.sqs, salesQueue, 3);
+    // Act: the bad record's calls fail (503), the others' in between succeed.
+    const results = [];
+    for (const [index, next] of [bad, good[0], bad, good[1], bad].entries()) {
+      if (next === bad) sap.inject({ status: 503 });
+      results.push(...(await deliverAt([byId(next)], holds, secondsAfter(T0, index))));
+    }
+    const dead = await aws.drain(aws.resources.queues.SalesRegistrationDeadLetterQueue.url);
+    // Assess
+    expect(results).toEqual(['DeliveryRetryLater', 'done', 'DeliveryRetryLater', 'done', 'done']);
+    expect(await getStatusRecord(bad)).toMatchObject({ status: 'failed', tries: 3 });
+    expect(dead.map((message) => message.id)).toEqual([bad]);
+    expect((await holdStates()).erp).toEqual({ held: false });
+  });
+
+  it('never holds for permanent refusals, however many in a row', async () => {
+    // Prepare
+    const holds = createDownstreamHolds(OUTAGE);
+    const ids = await acceptSales(5);
+    const { byId } = await receive(aws.sqs, salesQueue, 5);
+    // Act
+    for (const [index, id] of ids.entries()) {
+      sap.inject({ status: 400, message: 'Dealer 1234 is blocked for registrations' });
+      await deliverAt([byId(id)], holds, secondsAfter(T0, index));
+    }
+    // Assess
+    expect((await holdStates()).erp).toEqual({ held: false });
+    expect((await readHold('erp')).failures).toBe(0);
+    for (const id of ids) expect(await getStatusRecord(id)).toMatchObject({ status: 'rejected' });
+  });
+
+  it('holds the CRM when Salesforce reports API usage at the share, until a probe shows it below', async () => {
+    // Prepare: 80 % of the allowance used (the sandbox reports it on every answer).
+    const holds = createDownstreamHolds(OUTAGE);
+    salesforce.apiUsage.set({ used: 92_000, allowed: 115_000 });
+    const [first, second] = await acceptCases(2);
+    const { byId } = await receive(aws.sqs, caseQueue, 2);
+    const patches = () => salesforce.requests.filter((r) => r.method === 'PATCH').length;
+    // Act
+    const answered = await deliverAt([byId(first)], holds, T0);
+    const opened = (await holdStates()).crm;
+    const before = patches();
+    const held = await deliverAt([byId(second)], holds, secondsAfter(T0, 5));
+    const heldPatches = patches() - before;
+    salesforce.apiUsage.set({ used: 1_000 });
+    const probed = await deliverAt([byId(second)], holds, secondsAfter(T0, 31));
+    // Assess
+    expect(answered).toEqual(['done']);
+    expect(opened).toMatchObject({ held: true, reason: 'api-usage' });
+    expect(held).toEqual(['DeliveryHeld']);
+    expect(heldPatches).toBe(0);
+    expect(probed).toEqual(['done']);
+    expect((await holdStates()).crm).toEqual({ held: false });
+    expect(await getStatusRecord(second)).toMatchObject({ status: 'delivered', tries: 1 });
+  });
+
+  it('is one hold for two worker instances: one opens it, the other then calls nothing, and only one probes', async () => {
+    // Prepare: instance A opens the hold; B has its own view (cache) of the same store.
+    const { messages } = await openErpHold(createDownstreamHolds(OUTAGE));
+    const workerB = createDeliveryWorker({ holds: createDownstreamHolds(OUTAGE) });
+    const workerC = createDeliveryWorker({ holds: createDownstreamHolds(OUTAGE) });
+    const event = (records: SQSRecord[]) => ({ Records: records });
+    const failure = (record: SQSRecord) => ({ itemIdentifier: record.messageId });
+    const calls = sapCalls();
+    // Act: two invocations at once, within the probe period (real clock: the hold opened just now).
+    const answers = await Promise.allSettled([
+      workerB(event(messages.slice(0, 2)), lambdaContext()),
+      workerC(event(messages.slice(2)), lambdaContext()),
+    ]);
+    const heldCalls = sapCalls() - calls;
+    // ... and two instances asking at the same probe time: one probe between them.
+    const [d, e] = [createDownstreamHolds(OUTAGE), createDownstreamHolds(OUTAGE)];
+    const beforeProbe = sapCalls();
+    const probes = await Promise.all([
+      deliverAt(messages.slice(0, 2), d, secondsAfter(T0, 40)),
+      deliverAt(messages.slice(2), e, secondsAfter(T0, 40)),
+    ]);
+    // Assess
+    // Every message held, each reported (SQS keeps it), without an invocation error (the Errors alarm).
+    expect(answers).toEqual([
+      { status: 'fulfilled', value: { batchItemFailures: messages.slice(0, 2).map(failure) } },
+      { status: 'fulfilled', value: { batchItemFailures: messages.slice(2).map(failure) } },
+    ]);
+    expect(heldCalls).toBe(0);
+    expect(sapCalls() - beforeProbe).toBe(1);
+    expect(probes.flat()).toEqual(['DeliveryHeld', 'DeliveryHeld', 'DeliveryHeld']);
+  });
+});
