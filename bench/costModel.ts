@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { deployedEventSource } from './deployedDelivery.ts';
 import type { CallCounts } from './instantAws.ts';
 import type { IntakeRow } from './intakeCost.ts';
 import { PRICE_CHECKS, PRICES, PRICES_AS_OF, PRICES_REGION } from './prices.ts';
@@ -448,11 +449,9 @@ export const batchedWorker = (batchSize: number): Record<'sales' | 'case', Worke
  */
 export const deployedWorker = async (): Promise<{ batched: boolean; batchSize: number }> => {
   const downstreams = await readFile(join(projectRoot, 'lib/delivery/downstreams.ts'), 'utf8');
-  const yml = await readFile(join(projectRoot, 'serverless.yml'), 'utf8');
-  const block = /^ {2}erpDelivery:\n((?: {4}.*\n|\n)*)/m.exec(yml)?.[1] ?? '';
   return {
     batched: /deliverSalesRegistrations\(/.test(downstreams),
-    batchSize: Number(/^\s+batchSize: (\d+)/m.exec(block)?.[1] ?? 10),
+    batchSize: (await deployedEventSource('erpDelivery')).batchSize,
   };
 };
 

@@ -23,10 +23,17 @@ export const deployedEventSource = async (
 ): Promise<DeployedEventSource> => {
   const yml = await readFile(join(projectRoot, 'serverless.yml'), 'utf8');
   const block = new RegExp(`^ {2}${fn}:\\n((?: {4}.*\\n|\\n)*)`, 'm').exec(yml)?.[1] ?? '';
-  const batchSize = Number(/^\s+batchSize: (\d+)/m.exec(block)?.[1] ?? 10);
-  const windowSeconds = Number(/^\s+maximumBatchingWindow: (\d+)/m.exec(block)?.[1] ?? 0);
-  // maximumConcurrency: ${self:custom.delivery.erpMaxConcurrency}, whose default is in custom.delivery.
-  const setting = fn === 'erpDelivery' ? 'erpMaxConcurrency' : 'crmMaxConcurrency';
-  const concurrency = new RegExp(`^\\s+${setting}: .*?, (\\d+)\\}`, 'm').exec(yml)?.[1];
-  return { batchSize, windowSeconds, maximumConcurrency: Number(concurrency ?? 2) };
+  // A value may name a setting of custom.delivery (`${self:custom.delivery.batchSize}`), with an env default or not.
+  const custom = /^custom:\n {2}delivery:\n((?: {4}.*\n|\n)*)/m.exec(yml)?.[1] ?? '';
+  const resolve = (value: string | undefined): string | undefined => {
+    const named = /^\$\{self:custom\.delivery\.(\w+)\}$/.exec(value ?? '')?.[1];
+    const raw = named ? new RegExp(`^ {4}${named}: (.+)$`, 'm').exec(custom)?.[1] : value;
+    return /\$\{env:\w+, (\d+)\}/.exec(raw ?? '')?.[1] ?? raw;
+  };
+  const read = (name: string, fallback: number) =>
+    Number(resolve(new RegExp(`^\\s+${name}: (.+)$`, 'm').exec(block)?.[1].trim()) ?? fallback);
+  const batchSize = read('batchSize', 10);
+  const windowSeconds = read('maximumBatchingWindow', 0);
+  const concurrency = read('maximumConcurrency', 2);
+  return { batchSize, windowSeconds, maximumConcurrency: concurrency };
 };
