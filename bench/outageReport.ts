@@ -53,7 +53,7 @@ export const outageReport = (result: OutageDrainResult, note?: string): OutageRe
     .map(([name, value]) => `${name} ${value}`)
     .join(', ');
   const notes = [
-    `Sales registrations to the SAP sandbox (own process), functions/deliveryWorker.ts through Lambda's event source as bench/eventSource.ts plays it at the deployed settings (batchSize ${d.batchSize}, maximumBatchingWindow ${d.windowSeconds} s, ${d.maximumConcurrency} invocations at once), the reconciler (lib/reconcile's scheduled run) beside it, fauxqs + dynalite in their own process. ` +
+    `Sales registrations to the SAP sandbox (own process), functions/deliveryWorker.ts through Lambda's event source as bench/eventSource.ts plays it with the local poller's `pollOnce` (no hold gate: it keeps receiving while SAP is held, as on AWS) at the deployed settings (batchSize ${d.batchSize}, maximumBatchingWindow ${d.windowSeconds} s, ${d.maximumConcurrency} invocations at once), the reconciler (lib/reconcile's scheduled run) beside it, fauxqs + dynalite in their own process. ` +
       `The outage: SAP switched down (\`POST /_sandbox/outage\`), the backlog accepted, SAP kept down until the hold was open, no message waited visible in the queue (each had met the hold) and at least the stated time had passed; then up. Baseline: the same number of records accepted with SAP up and drained by the same worker, event source and reconciler.`,
     `Settings: ${settings}. On AWS the probe period is OUTAGE_PROBE_SECONDS (default 30) and the reconciler runs every minute: the wait for the first probe after SAP is back, and any part of the drain the reconciler paces (RECONCILE_MAX_PER_RUN a run), stretch in proportion.`,
     ...(note ? [note] : []),
