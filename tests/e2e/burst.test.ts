@@ -22,6 +22,16 @@ interface Sent {
   error?: string;
 }
 
+/** The answer's JSON body, or an empty object for any other body (a gateway timeout answers none): its status tells. */
+const jsonOf = async (response: Response): Promise<Record<string, unknown>> => {
+  const text = await response.text();
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+};
+
 const send = async (service: RunningService, index: number, run: string): Promise<Sent> => {
   if (index % 2 === 0) {
     const response = await fetch(`${service.url}/erp/sales_registration`, {
@@ -29,7 +39,7 @@ const send = async (service: RunningService, index: number, run: string): Promis
       headers: { 'content-type': 'application/json', 'x-api-key': service.keys['example-dealer'] },
       body: JSON.stringify([salesRegistrationInput({ FrameNum: uniqueFrame(`B${index}`) })]),
     });
-    const body = (await response.json()) as { registrations?: { id: string }[] };
+    const body = (await jsonOf(response)) as { registrations?: { id: string }[] };
     return { kind: 'sale', status: response.status, id: body.registrations?.[0]?.id };
   }
   const response = await fetch(`${service.url}/crm/case`, {
@@ -37,7 +47,7 @@ const send = async (service: RunningService, index: number, run: string): Promis
     headers: { 'content-type': 'application/json', 'x-api-key': service.keys['example-web-forms'] },
     body: JSON.stringify(caseInput({ comments: `Burst ${run} request ${index}` })),
   });
-  const body = (await response.json()) as { CrmId?: string };
+  const body = (await jsonOf(response)) as { CrmId?: string };
   return { kind: 'case', status: response.status, id: body.CrmId };
 };
 
