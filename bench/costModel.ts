@@ -216,7 +216,11 @@ const child = async (): Promise<Measured> => {
       requeued: { salesRegistration: 0, caseRecord: 0 },
       oldestWaitSeconds: 0,
       unqueued: 0,
-    } as Parameters<typeof publishReconcileMetrics>[0]),
+      // Neither downstream held: the run still reports each hold (the held alarm's metric).
+      holds: { erp: { held: false }, crm: { held: false } },
+      probes: { salesRegistration: 0, caseRecord: 0 },
+      deferred: [],
+    } as unknown as Parameters<typeof publishReconcileMetrics>[0]),
   );
   const logs = {
     intakeRequest: {
