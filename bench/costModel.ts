@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { deployedEventSource } from './deployedDelivery.ts';
 import type { CallCounts } from './instantAws.ts';
 import type { IntakeRow } from './intakeCost.ts';
 import { PRICE_CHECKS, PRICES, PRICES_AS_OF, PRICES_REGION } from './prices.ts';
@@ -32,6 +33,11 @@ export const ALLOWANCE = {
   eventBridgeMs: 20,
   /** The downstream's answer time per delivery (SAP or Salesforce), ms: the capacity table's latency. */
   downstreamMs: 300,
+  /**
+   * What each further record adds to a batched call's answer time (a `$batch` change set, a Collections record), ms:
+   * a 200-case Collections call then answers in 300 + 199 × 10 ≈ 2.3 s.
+   */
+  downstreamPerBatchedRecordMs: 10,
   /** Lambda gives a function one vCPU at 1,769 MB and a share in proportion below it. */
   fullCpuMb: 1769,
   /** Invocations that start a new execution environment (the init phase is billed). */
@@ -210,7 +216,11 @@ const child = async (): Promise<Measured> => {
       requeued: { salesRegistration: 0, caseRecord: 0 },
       oldestWaitSeconds: 0,
       unqueued: 0,
-    } as Parameters<typeof publishReconcileMetrics>[0]),
+      // Neither downstream held: the run still reports each hold (the held alarm's metric).
+      holds: { erp: { held: false }, crm: { held: false } },
+      probes: { salesRegistration: 0, caseRecord: 0 },
+      deferred: [],
+    } as unknown as Parameters<typeof publishReconcileMetrics>[0]),
   );
   const logs = {
     intakeRequest: {
@@ -395,7 +405,90 @@ export interface CostOptions {
   claimMovesDue?: boolean;
   /** As before the second cut: the outbox kept the whole event (the delivered record then passed 1 KB). */
   fullOutboxEvents?: boolean;
+  /**
+   * How the worker is fed and calls the downstream: records per invocation (the event source's batchSize, filled
+   * by a backlog) and records per downstream call (1: one call per record, all of a batch at once). Default: 10
+   * per invocation, one call per record (before batched delivery).
+   */
+  workerBatch?: Record<'sales' | 'case', WorkerBatch>;
+  /** Settings compared in the worker table of the report (the first is the model's own when workerBatch is unset). */
+  workerSettings?: WorkerSetting[];
 }
+
+/** A named way of feeding the worker, per kind of record. */
+export interface WorkerSetting {
+  name: string;
+  batch: Record<'sales' | 'case', WorkerBatch>;
+}
+
+/** Records per worker invocation, and per downstream call (calls of one invocation go one after the other). */
+export interface WorkerBatch {
+  recordsPerInvocation: number;
+  recordsPerCall: number;
+}
+
+/** Before batched delivery: a batch of 10, each record its own call, all 10 at once. */
+export const ONE_CALL_PER_RECORD: WorkerBatch = { recordsPerInvocation: 10, recordsPerCall: 1 };
+
+/** The most records one downstream call carries: SAP `$batch` (ERP_BATCH_SIZE default 50), Collections 200. */
+export const RECORDS_PER_CALL_LIMIT = { sales: 50, case: 200 } as const;
+
+/**
+ * The worker fed `batchSize` records per invocation, sending them batched (as few calls as the protocols allow).
+ *
+ * @example
+ * batchedWorker(200) // { sales: { recordsPerInvocation: 200, recordsPerCall: 50 }, case: { …, recordsPerCall: 200 } }
+ */
+export const batchedWorker = (batchSize: number): Record<'sales' | 'case', WorkerBatch> => ({
+  sales: {
+    recordsPerInvocation: batchSize,
+    recordsPerCall: Math.min(batchSize, RECORDS_PER_CALL_LIMIT.sales),
+  },
+  case: { recordsPerInvocation: batchSize, recordsPerCall: Math.min(batchSize, RECORDS_PER_CALL_LIMIT.case) },
+});
+
+/**
+ * Whether the deployed worker sends batched calls (lib/delivery hands a batch's records to the adapters' batched
+ * calls) and the event source's batchSize (serverless.yml), read from the source.
+ */
+export const deployedWorker = async (): Promise<{ batched: boolean; batchSize: number }> => {
+  const downstreams = await readFile(join(projectRoot, 'lib/delivery/downstreams.ts'), 'utf8');
+  return {
+    batched: /deliverSalesRegistrations\(/.test(downstreams),
+    batchSize: (await deployedEventSource('erpDelivery')).batchSize,
+  };
+};
+
+/** Claims, outcomes and events of one invocation go 16 at once (lib/delivery's BATCH_CONCURRENCY). */
+const WORKER_WRITES_AT_ONCE = 16;
+
+/**
+ * Lambda time of one worker invocation, ms: the claims, the downstream calls, the outcome writes with their
+ * events and the outbox's emptying, and the CPU of its deliveries at the memory's CPU share. One call per record
+ * runs the batch's calls at once (one latency); batched calls go one after another, each a latency plus a little
+ * per record it carries.
+ */
+export const workerInvocationMs = (
+  batch: WorkerBatch,
+  workerCpuUs: number,
+  memoryMb: number,
+  downstreamMs: number = ALLOWANCE.downstreamMs,
+): number => {
+  const records = batch.recordsPerInvocation;
+  const waves = Math.ceil(records / WORKER_WRITES_AT_ONCE);
+  const calls = batch.recordsPerCall <= 1 ? 1 : Math.ceil(records / batch.recordsPerCall);
+  const perCall = Math.min(records, Math.max(1, batch.recordsPerCall));
+  const downstream =
+    batch.recordsPerCall <= 1
+      ? downstreamMs
+      : calls * (downstreamMs + (perCall - 1) * ALLOWANCE.downstreamPerBatchedRecordMs);
+  return (
+    waves * ALLOWANCE.dynamoMs + // claims
+    downstream +
+    waves * (ALLOWANCE.dynamoMs + ALLOWANCE.eventBridgeMs + ALLOWANCE.dynamoMs) + // outcome, event, outbox
+    lambdaMs((records * workerCpuUs) / 1000, memoryMb)
+  );
+};
 
 /** The cost of one million records sent in requests of the scenario, itemised, USD. */
 export const costPerMillion = (s: Scenario, m: Measured, v: Variant, o: CostOptions): Items => {
@@ -414,19 +507,16 @@ export const costPerMillion = (s: Scenario, m: Measured, v: Variant, o: CostOpti
     putWaves * ALLOWANCE.dynamoMs +
     sendWaves * ALLOWANCE.sqsMs +
     ALLOWANCE.coldShare * lambdaMs(ALLOWANCE.coldStartMs + v.extraColdMs, memIntake);
-  // Worker: a batch of 10 runs its records at once: claim, downstream, outcome, publish, empty the outbox; CPU of
-  // ten deliveries.
-  const batchMs =
-    ALLOWANCE.dynamoMs +
-    downstreamMs +
-    ALLOWANCE.dynamoMs +
-    ALLOWANCE.eventBridgeMs +
-    ALLOWANCE.dynamoMs +
-    lambdaMs((10 * o.workerCpuUs) / 1000, memWorker);
-  const batches = 1e6 / 10;
+  // Worker: per invocation, claims, the downstream call(s), outcomes, events, the outbox emptied; CPU of its
+  // deliveries (workerInvocationMs).
+  const workerBatch = o.workerBatch?.[s.kind] ?? ONE_CALL_PER_RECORD;
+  const batchMs = workerInvocationMs(workerBatch, o.workerCpuUs, memWorker, downstreamMs);
+  const batches = 1e6 / workerBatch.recordsPerInvocation;
 
   const sendChunks = s.sends * Math.max(1, Math.ceil(s.sendBytes / 65536));
-  const receiveChunks = Math.ceil((10 * m.messageBytes[s.kind]) / 65536);
+  // The event source receives 10 messages a call (at most 256 KiB: 64 KiB chunks billed) and deletes 10 a call.
+  const receivesPerBatch = Math.ceil(workerBatch.recordsPerInvocation / 10);
+  const receiveChunks = receivesPerBatch * Math.ceil((10 * m.messageBytes[s.kind]) / 65536);
   const writeUnits =
     requests * s.puts * wru(item.accepted) + // intake's conditional PutItem
     1e6 * wru(Math.max(item.accepted, item.claimed)) + // the claim (UpdateItem: the larger of before and after)
@@ -447,7 +537,7 @@ export const costPerMillion = (s: Scenario, m: Measured, v: Variant, o: CostOpti
     'Lambda GB-s intake': requests * gbSeconds(intakeMs, memIntake) * PRICES.lambdaArmGbSecond.usd,
     'Lambda GB-s worker': batches * gbSeconds(batchMs, memWorker) * PRICES.lambdaArmGbSecond.usd,
     'SQS send': requests * sendChunks * PRICES.sqsRequest.usd,
-    'SQS receive + delete': batches * (receiveChunks + 1) * PRICES.sqsRequest.usd,
+    'SQS receive + delete': batches * (receiveChunks + receivesPerBatch) * PRICES.sqsRequest.usd,
     'DynamoDB table writes': writeUnits * PRICES.dynamoWriteUnit.usd,
     'DynamoDB open index writes': 1e6 * openIndexUnits * PRICES.dynamoWriteUnit.usd,
     'DynamoDB frame index writes':
@@ -521,6 +611,52 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
     ['fixed cost per month', 'USD'],
     [...Object.entries(fixed).map(([k, v]) => [k, usd(v)]), ['**total**', `**${usd(sum(fixed))}**`]],
   );
+  // Fewer, larger worker invocations (issue 20): the worker's share of the bill per setting.
+  const workerTable = (() => {
+    const settings = o.workerSettings ?? [];
+    if (settings.length === 0) return '';
+    const sales = scenarios.find((sc) => sc.name === 'sales 10 records (JSON)') as Scenario;
+    const cases = scenarios.find((sc) => sc.kind === 'case') as Scenario;
+    const workerUsd = (sc: Scenario, setting: WorkerSetting) => {
+      const items = costPerMillion(sc, m, deployed, { ...o, workerBatch: setting.batch });
+      const invocations = 1e6 / setting.batch[sc.kind].recordsPerInvocation;
+      const logs =
+        ((invocations * (m.logs.workerBatchEmf + m.logs.platform) + 1e6 * m.logs.deliveredRecord) / 1e9) *
+        PRICES.logsIngestedGb.usd;
+      return {
+        worker:
+          items['Lambda GB-s worker'] +
+          invocations * PRICES.lambdaRequest.usd +
+          items['SQS receive + delete'] +
+          logs,
+        total: sum(items),
+      };
+    };
+    const memWorker = { sales: o.memory.erpDelivery, case: o.memory.crmDelivery };
+    return markdownTable(
+      [
+        'worker fed',
+        'records per invocation',
+        'records per call (SAP / Salesforce)',
+        'invocation (SAP / Salesforce)',
+        'worker: Lambda + SQS receive/delete + its logs, per million (SAP / Salesforce)',
+        'total per million (sales 10 per request / case)',
+      ],
+      settings.map((setting) => {
+        const [s1, c1] = [workerUsd(sales, setting), workerUsd(cases, setting)];
+        const ms = (kind: 'sales' | 'case') =>
+          `${Math.round(workerInvocationMs(setting.batch[kind], o.workerCpuUs, memWorker[kind], o.downstreamMs))} ms`;
+        return [
+          setting.name,
+          String(setting.batch.sales.recordsPerInvocation),
+          `${setting.batch.sales.recordsPerCall} / ${setting.batch.case.recordsPerCall}`,
+          `${ms('sales')} / ${ms('case')}`,
+          `${usd(s1.worker)} / ${usd(c1.worker)}`,
+          `${usd(s1.total)} / ${usd(c1.total)}`,
+        ];
+      }),
+    );
+  })();
   const one = perScenario[0];
   const [item, value] = Object.entries(one).sort(([, a], [, b]) => b - a)[0];
   const inputs = [
@@ -586,6 +722,16 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
       '',
       fixedTable,
       '',
+      ...(workerTable
+        ? [
+            'The worker per million records, by how it is fed (issue 20: fewer, larger invocations; a batched call answers in ' +
+              `${ALLOWANCE.downstreamMs} ms + ${ALLOWANCE.downstreamPerBatchedRecordMs} ms per further record it carries, stated; the calls of one invocation go one after another; ` +
+              `claims, outcomes and events ${WORKER_WRITES_AT_ONCE} at once; worker CPU ${(o.workerCpuUs / 1000).toFixed(2)} ms per record for every setting):`,
+            '',
+            workerTable,
+            '',
+          ]
+        : []),
       ...inputs,
       `Prices checked: ${PRICE_CHECKS.join('; ')}.`,
       '',
