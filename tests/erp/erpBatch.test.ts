@@ -191,7 +191,9 @@ describe('ERP $batch: failures of the whole call', () => {
       registrations: number;
     }[];
     expect(calls.map((call) => call.registrations)).toEqual([DEFAULT_ERP_BATCH_SIZE]);
-    const notSent = [...outcomes.values()].filter((outcome) => outcome.kind === 'transient' && outcome.notSent);
+    const notSent = [...outcomes.values()].filter(
+      (outcome) => outcome.kind === 'transient' && outcome.notSent,
+    );
     expect(notSent).toHaveLength(items.length - DEFAULT_ERP_BATCH_SIZE);
     expect(notSent.every((outcome) => !outcome.reachedDownstream)).toBe(true);
     expect(outcomes.size).toBe(items.length);
