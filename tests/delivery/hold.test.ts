@@ -11,6 +11,7 @@ import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { createDeliveryWorker } from '../../lib/delivery/worker.ts';
 import { createDownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
 import { readHold } from '../../lib/outage/holdStore.ts';
+import { reconcileSettings } from '../../lib/reconcile/settings.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
@@ -128,6 +129,25 @@ describe('the worker under a downstream hold', () => {
       expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered' });
       expect(sap.registrations.filter((r) => r.RegistrationId === id)).toHaveLength(1);
     }
+  });
+
+  it('hides the record of a failed probe half as long as the hold has lasted, and dates its re-queue after that', async () => {
+    // Prepare: the hold opened at 2 s; its probe is due from 32 s, and none is claimed until 302 s.
+    const { ids, holds, messages } = await openErpHold();
+    const heldSince = (await readHold('erp')).heldSince;
+    const probeAt = secondsAfter(T0, 302);
+    // Act: the probe fails (SAP still down) 300 s into the hold.
+    const probed = await deliverAt([messages[0]], holds, probeAt);
+    // Assess
+    expect(probed).toEqual(['DeliveryHeld']);
+    expect(heldSince).toBe(secondsAfter(T0, 2).toISOString());
+    // Hidden for 150 s (half of 300 s, more than the 30 s probe period), then the reconciler's wait on top.
+    const { reconcileAfterSeconds } = reconcileSettings();
+    expect(await getStatusRecord(ids[0])).toMatchObject({
+      status: 'accepted',
+      tries: 1, // its own failure before the hold; the probe's try was given back
+      dueAt: secondsAfter(probeAt, 150 + reconcileAfterSeconds).toISOString(),
+    });
   });
 
   it('still fails a single bad record that keeps failing while others succeed, and never holds for it', async () => {
