@@ -6,9 +6,10 @@
  * still fails; a refusal never holds; the Salesforce allowance holds the CRM; two worker instances share one hold.
  */
 import type { SQSRecord } from 'aws-lambda';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { createDeliveryWorker } from '../../lib/delivery/worker.ts';
+import { logger } from '../../lib/observability/logger.ts';
 import { createDownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
 import { readHold } from '../../lib/outage/holdStore.ts';
 import { reconcileSettings } from '../../lib/reconcile/settings.ts';
@@ -136,8 +137,11 @@ describe('the worker under a downstream hold', () => {
     const { ids, holds, messages } = await openErpHold();
     const heldSince = (await readHold('erp')).heldSince;
     const probeAt = secondsAfter(T0, 302);
+    const info = vi.spyOn(logger, 'info');
     // Act: the probe fails (SAP still down) 300 s into the hold.
     const probed = await deliverAt([messages[0]], holds, probeAt);
+    const held = info.mock.calls.filter(([message]) => String(message).startsWith('downstream held'));
+    info.mockRestore();
     // Assess
     expect(probed).toEqual(['DeliveryHeld']);
     expect(heldSince).toBe(secondsAfter(T0, 2).toISOString());
@@ -148,6 +152,12 @@ describe('the worker under a downstream hold', () => {
       tries: 1, // its own failure before the hold; the probe's try was given back
       dueAt: secondsAfter(probeAt, 150 + reconcileAfterSeconds).toISOString(),
     });
+    expect(held).toEqual([
+      [
+        'downstream held: try given back, message waits',
+        expect.objectContaining({ recordId: ids[0], heldSince, delaySeconds: 150 }),
+      ],
+    ]);
   });
 
   it('still fails a single bad record that keeps failing while others succeed, and never holds for it', async () => {
