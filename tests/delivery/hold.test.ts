@@ -160,6 +160,32 @@ describe('the worker under a downstream hold', () => {
     ]);
   });
 
+  it('logs the opening once as a warning and the closing with how long the hold lasted', async () => {
+    // Prepare
+    const warn = vi.spyOn(logger, 'warn');
+    const info = vi.spyOn(logger, 'info');
+    const holdLines = () =>
+      [...warn.mock.calls, ...info.mock.calls].filter(([message]) =>
+        /^downstream hold(?! held: try)|^downstream held: records/.test(String(message)),
+      );
+    // Act: the hold opens at 2 s; a probe at 40 s finds SAP back.
+    const { messages, holds } = await openErpHold();
+    const opened = holdLines();
+    sap.outage.setDown(false);
+    await deliverAt(messages, holds, secondsAfter(T0, 40));
+    const all = holdLines();
+    warn.mockRestore();
+    info.mockRestore();
+    // Assess
+    const heldSince = secondsAfter(T0, 2).toISOString();
+    const line = { downstream: 'erp', reason: 'outage', heldSince };
+    expect(opened).toEqual([['downstream held: records wait without spending tries', line]]);
+    expect(all).toEqual([
+      ['downstream held: records wait without spending tries', line],
+      ['downstream hold closed', { ...line, heldSeconds: 38 }],
+    ]);
+  });
+
   it('still fails a single bad record that keeps failing while others succeed, and never holds for it', async () => {
     // Prepare
     const holds = createDownstreamHolds(OUTAGE);
