@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { createDeliveryWorker } from '../../lib/delivery/worker.ts';
 import { logger } from '../../lib/observability/logger.ts';
-import { createDownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
+import { createDownstreamHolds, type DownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
 import { readHold } from '../../lib/outage/holdStore.ts';
 import { reconcileSettings } from '../../lib/reconcile/settings.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
@@ -183,6 +183,37 @@ describe('the worker under a downstream hold', () => {
     expect(all).toEqual([
       ['downstream held: records wait without spending tries', line],
       ['downstream hold closed', { ...line, heldSeconds: 38 }],
+    ]);
+  });
+
+  it('when the hold cannot be written, takes a failed probe as held and any other failure as the record’s own', async () => {
+    // Prepare: the hold opened; then its store refuses the outcomes' write (the real holds otherwise).
+    const { ids, holds, messages } = await openErpHold();
+    const unwritable: DownstreamHolds = {
+      ...holds,
+      noteOutcomes: async () => {
+        throw new Error('hold store unreachable');
+      },
+    };
+    const [fresh] = await acceptSales(1);
+    const { byId } = await receive(aws.sqs, salesQueue, 1);
+    const error = vi.spyOn(logger, 'error');
+    // Act: the probe due at 32 s fails (SAP down); later, with SAP up but refusing once, an ordinary call fails.
+    const probed = await deliverAt([messages[0]], unwritable, secondsAfter(T0, 33));
+    await forgetHolds(aws.dynamoEndpoint);
+    sap.outage.setDown(false);
+    sap.inject({ status: 503 });
+    const ordinary = await deliverAt([byId(fresh)], unwritable, secondsAfter(T0, 40));
+    const lines = error.mock.calls.filter(([message]) => message === 'downstream hold not updated');
+    error.mockRestore();
+    // Assess
+    expect(probed).toEqual(['DeliveryHeld']);
+    expect(await getStatusRecord(ids[0])).toMatchObject({ status: 'accepted', tries: 1 });
+    expect(ordinary).toEqual(['DeliveryRetryLater']);
+    expect(await getStatusRecord(fresh)).toMatchObject({ status: 'accepted', tries: 1 });
+    expect(lines).toEqual([
+      ['downstream hold not updated', { downstream: 'erp', error: 'hold store unreachable' }],
+      ['downstream hold not updated', { downstream: 'erp', error: 'hold store unreachable' }],
     ]);
   });
 
