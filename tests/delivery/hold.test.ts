@@ -6,11 +6,13 @@
  * still fails; a refusal never holds; the Salesforce allowance holds the CRM; two worker instances share one hold.
  */
 import type { SQSRecord } from 'aws-lambda';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { createDeliveryWorker } from '../../lib/delivery/worker.ts';
-import { createDownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
+import { logger } from '../../lib/observability/logger.ts';
+import { createDownstreamHolds, type DownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
 import { readHold } from '../../lib/outage/holdStore.ts';
+import { reconcileSettings } from '../../lib/reconcile/settings.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
@@ -128,6 +130,91 @@ describe('the worker under a downstream hold', () => {
       expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered' });
       expect(sap.registrations.filter((r) => r.RegistrationId === id)).toHaveLength(1);
     }
+  });
+
+  it('hides the record of a failed probe half as long as the hold has lasted, and dates its re-queue after that', async () => {
+    // Prepare: the hold opened at 2 s; its probe is due from 32 s, and none is claimed until 302 s.
+    const { ids, holds, messages } = await openErpHold();
+    const heldSince = (await readHold('erp')).heldSince;
+    const probeAt = secondsAfter(T0, 302);
+    const info = vi.spyOn(logger, 'info');
+    // Act: the probe fails (SAP still down) 300 s into the hold.
+    const probed = await deliverAt([messages[0]], holds, probeAt);
+    const held = info.mock.calls.filter(([message]) => String(message).startsWith('downstream held'));
+    info.mockRestore();
+    // Assess
+    expect(probed).toEqual(['DeliveryHeld']);
+    expect(heldSince).toBe(secondsAfter(T0, 2).toISOString());
+    // Hidden for 150 s (half of 300 s, more than the 30 s probe period), then the reconciler's wait on top.
+    const { reconcileAfterSeconds } = reconcileSettings();
+    expect(await getStatusRecord(ids[0])).toMatchObject({
+      status: 'accepted',
+      tries: 1, // its own failure before the hold; the probe's try was given back
+      dueAt: secondsAfter(probeAt, 150 + reconcileAfterSeconds).toISOString(),
+    });
+    expect(held).toEqual([
+      [
+        'downstream held: try given back, message waits',
+        expect.objectContaining({ recordId: ids[0], heldSince, delaySeconds: 150 }),
+      ],
+    ]);
+  });
+
+  it('logs the opening once as a warning and the closing with how long the hold lasted', async () => {
+    // Prepare
+    const warn = vi.spyOn(logger, 'warn');
+    const info = vi.spyOn(logger, 'info');
+    const holdLines = () =>
+      [...warn.mock.calls, ...info.mock.calls].filter(([message]) =>
+        /^downstream hold(?! held: try)|^downstream held: records/.test(String(message)),
+      );
+    // Act: the hold opens at 2 s; a probe at 40 s finds SAP back.
+    const { messages, holds } = await openErpHold();
+    const opened = holdLines();
+    sap.outage.setDown(false);
+    await deliverAt(messages, holds, secondsAfter(T0, 40));
+    const all = holdLines();
+    warn.mockRestore();
+    info.mockRestore();
+    // Assess
+    const heldSince = secondsAfter(T0, 2).toISOString();
+    const line = { downstream: 'erp', reason: 'outage', heldSince };
+    expect(opened).toEqual([['downstream held: records wait without spending tries', line]]);
+    expect(all).toEqual([
+      ['downstream held: records wait without spending tries', line],
+      ['downstream hold closed', { ...line, heldSeconds: 38 }],
+    ]);
+  });
+
+  it('when the hold cannot be written, takes a failed probe as held and any other failure as the record’s own', async () => {
+    // Prepare: the hold opened; then its store refuses the outcomes' write (the real holds otherwise).
+    const { ids, holds, messages } = await openErpHold();
+    const unwritable: DownstreamHolds = {
+      ...holds,
+      noteOutcomes: async () => {
+        throw new Error('hold store unreachable');
+      },
+    };
+    const [fresh] = await acceptSales(1);
+    const { byId } = await receive(aws.sqs, salesQueue, 1);
+    const error = vi.spyOn(logger, 'error');
+    // Act: the probe due at 32 s fails (SAP down); later, with SAP up but refusing once, an ordinary call fails.
+    const probed = await deliverAt([messages[0]], unwritable, secondsAfter(T0, 33));
+    await forgetHolds(aws.dynamoEndpoint);
+    sap.outage.setDown(false);
+    sap.inject({ status: 503 });
+    const ordinary = await deliverAt([byId(fresh)], unwritable, secondsAfter(T0, 40));
+    const lines = error.mock.calls.filter(([message]) => message === 'downstream hold not updated');
+    error.mockRestore();
+    // Assess
+    expect(probed).toEqual(['DeliveryHeld']);
+    expect(await getStatusRecord(ids[0])).toMatchObject({ status: 'accepted', tries: 1 });
+    expect(ordinary).toEqual(['DeliveryRetryLater']);
+    expect(await getStatusRecord(fresh)).toMatchObject({ status: 'accepted', tries: 1 });
+    expect(lines).toEqual([
+      ['downstream hold not updated', { downstream: 'erp', error: 'hold store unreachable' }],
+      ['downstream hold not updated', { downstream: 'erp', error: 'hold store unreachable' }],
+    ]);
   });
 
   it('still fails a single bad record that keeps failing while others succeed, and never holds for it', async () => {
