@@ -24,4 +24,25 @@ describe('the outcomes a batched call notes in the hold', () => {
       { recordId: 'r3', kind: 'permanent', probe: true },
     ]);
   });
+
+  it('notes nothing for records never sent because an earlier call of the delivery failed whole', () => {
+    // Prepare: r1 and r2 were in the failed call, r3 and r4 in the call after it, which was not made.
+    const callFailed: DeliveryOutcome = { kind: 'transient', error: 'HTTP 503', reachedDownstream: true };
+    const notSent: DeliveryOutcome = {
+      kind: 'transient',
+      error: 'not sent: an earlier call of this delivery failed (HTTP 503)',
+      reachedDownstream: false,
+      notSent: true,
+    };
+    const outcomes = new Map<string, DeliveryOutcome>([
+      ['r1', callFailed],
+      ['r2', callFailed],
+      ['r3', notSent],
+      ['r4', notSent],
+    ]);
+    // Act
+    const noted = notedOutcomesOf(['r1', 'r2', 'r3', 'r4'], outcomes, { probe: false });
+    // Assess: one failure, the call that was made.
+    expect(noted).toEqual([{ recordId: 'r1', kind: 'transient', probe: false }]);
+  });
 });
