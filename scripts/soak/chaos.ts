@@ -265,6 +265,8 @@ export const startDownstreamChaos = (options: DownstreamChaosOptions) => {
   // Faults wait in the sandboxes until a delivery of their kind takes them: keep count, so that none pile up (a
   // long queue of them would outlast the campaign's fault period).
   const pending = { sap: 0, sapBatch: 0, sf: 0, sfBatch: 0 };
+  let sapAtExpiry = sap.requests.length;
+  let sfAtExpiry = salesforce.requests.length;
   const tick = setInterval(() => {
     if (!running) return;
     const sapNew = deliveries(sap.requests, sapSeen, 'POST');
@@ -321,14 +323,23 @@ export const startDownstreamChaos = (options: DownstreamChaosOptions) => {
     salesforce.expireTokens();
     count('sap CSRF tokens expired');
     count('salesforce OAuth tokens expired');
-    // Now and then the new token's fetch fails too (taken by the next fetch, which the expiry brings soon).
-    if (Math.random() < 0.3) {
+    // Now and then the new token's fetch fails too (taken by the next fetch, which the expiry brings soon), as
+    // often as `share` of the delivery calls since the last expiry, at most 30 %: a failed fetch fails the
+    // whole call, and with batching there are few calls (run of 2026-11-27: 13 of 38 SAP calls failed at a
+    // flat 30 %, so a sale met a whole-call failure in one call of three and some spent all five tries).
+    const sapDelivered = deliveries(sap.requests, sapAtExpiry, 'POST');
+    const sfDelivered = deliveries(salesforce.requests, sfAtExpiry, 'PATCH');
+    const sapCalls = sapDelivered.single + sapDelivered.batched;
+    const sfCalls = sfDelivered.single + sfDelivered.batched;
+    sapAtExpiry = sap.requests.length;
+    sfAtExpiry = salesforce.requests.length;
+    if (Math.random() < Math.min(0.3, share * sapCalls)) {
       const fault: SapFault =
         Math.random() < 0.5 ? { on: 'csrf', status: 503 } : { on: 'csrf', dropConnection: true };
       sap.inject(fault);
       count(`sap ${faultName(fault)}`);
     }
-    if (Math.random() < 0.3) {
+    if (Math.random() < Math.min(0.3, share * sfCalls)) {
       const fault: SalesforceFault =
         Math.random() < 0.5 ? { on: 'token', status: 500 } : { on: 'token', dropConnection: true };
       salesforce.inject(fault);

@@ -14,6 +14,8 @@ export interface RecordPath {
   id: string;
   status: string;
   attempts: number;
+  /** Tries spent (claims for delivery since acceptance; a failed probe's is given back). */
+  tries: number;
   /** The statuses of its history entries, oldest first. */
   statuses: string[];
 }
@@ -50,12 +52,13 @@ export const recordPathsInStore = async (dataDir: string): Promise<Map<string, R
           TableName: table,
           // Status records only: aliases and Idempotency-Key entries have no `status`.
           FilterExpression: 'attribute_exists(#status) AND attribute_exists(#owner)',
-          ProjectionExpression: '#id, #status, #attempts, #history',
+          ProjectionExpression: '#id, #status, #attempts, #tries, #history',
           ExpressionAttributeNames: {
             '#id': 'id',
             '#status': 'status',
             '#owner': 'owner',
             '#attempts': 'attempts',
+            '#tries': 'tries',
             '#history': 'history',
           },
           ExclusiveStartKey: startKey,
@@ -67,6 +70,7 @@ export const recordPathsInStore = async (dataDir: string): Promise<Map<string, R
           id,
           status: item.status?.S ?? '?',
           attempts: Number(item.attempts?.N ?? 0),
+          tries: Number(item.tries?.N ?? 0),
           statuses: (item.history?.L ?? []).map((entry) => entry.M?.status?.S ?? '?'),
         });
       }

@@ -106,6 +106,9 @@ describe('a SAP outage far longer than all attempts take, through npm start', ()
     await sleep(QUIET_DOWN_SECONDS * 1000);
     for (const id of ids) seenWhileDown.push(await lookUp(running, id));
     const downSeconds = (Date.now() - downAt) / 1000;
+    // Tries the sales have spent by the end of the outage (the failures before the hold opened count; none after).
+    const pathsWhileDown = await recordPathsInStore(dir);
+    const triesWhileDown = ids.map((id) => pathsWhileDown.get(id)?.tries ?? 0);
     const whileDown = await switchSap(sap, false);
     const deadline = Date.now() + 120_000;
     let open = ids;
@@ -138,7 +141,7 @@ describe('a SAP outage far longer than all attempts take, through npm start', ()
     process.stdout.write(
       `outage e2e: ${ids.length} sales over ${downSeconds.toFixed(1)} s down; delivery calls while down ` +
         `${whileDown.deliveryCallsWhileDown} (all calls ${whileDown.callsWhileDown}), probes allowed ${probesAllowed}; ` +
-        `attempts after: ${finals.map((status) => status.attempts).join(',')}\n`,
+        `tries spent while down: ${triesWhileDown.join(',')}; attempts after: ${finals.map((status) => status.attempts).join(',')}\n`,
     );
     expect(whileDown.callsWhileDown).toBeLessThanOrEqual(probesAllowed);
     expect(whileDown.deliveryCallsWhileDown).toBeGreaterThan(0);
