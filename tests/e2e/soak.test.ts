@@ -31,6 +31,8 @@ describe('the soak campaign, short form', () => {
     });
     // Assess
     const table = reportTable(report);
+    // The figures of each run, for the record (README "Fault campaign").
+    process.stdout.write(`${table}\n`);
     expect(report.restarts.kills, table).toBe(1);
     // The worker, the reconciler and their events went through the fault proxies (LOCAL_DELIVERY_PROXY_*).
     expect(
