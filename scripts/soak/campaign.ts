@@ -512,8 +512,13 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       statuses,
       acceptedInStore: stillAccepted,
     });
+    // When each request reached SAP while it was down (seconds into the outage): where the calls fell.
+    const downAt = sapTimes
+      .filter((at) => outage.from > 0 && at >= outage.from && at <= outage.to)
+      .map((at) => Math.round((at - outage.from) / 100) / 10);
     const outageReport = outageFigures({
       ...outage,
+      callSeconds: downAt,
       seconds: outage.from ? settings.outageSeconds : 0,
       probeSeconds: settings.probeSeconds,
       afterFailures: OUTAGE_AFTER_FAILURES,

@@ -23,6 +23,8 @@ export interface OutageFigures {
   acceptedDuring: number;
   /** Of those, records whose outcome was `failed`: the contract allows none. */
   failedDuring: number;
+  /** When each of those calls came, in seconds into the outage. */
+  callSeconds: number[];
   /** Whether the outage's rules held: calls within the probes allowed, nothing sent during it failed. */
   kept: boolean;
 }
@@ -39,6 +41,7 @@ export const outageFigures = (input: {
   to: number;
   calls: number;
   deliveryCalls: number;
+  callSeconds?: number[];
   seconds: number;
   probeSeconds: number;
   afterFailures: number;
@@ -55,6 +58,7 @@ export const outageFigures = (input: {
       probesAllowed: 0,
       acceptedDuring: 0,
       failedDuring: 0,
+      callSeconds: [],
       kept: true,
     };
   }
@@ -69,6 +73,7 @@ export const outageFigures = (input: {
     probesAllowed,
     acceptedDuring: during.length,
     failedDuring,
+    callSeconds: input.callSeconds ?? [],
     kept: input.calls <= probesAllowed && failedDuring === 0,
   };
 };

@@ -66,6 +66,7 @@ export const reportTable = (report: SoakReport): string => {
         report.outage.calls > report.outage.probesAllowed ? '  <-- more than the probes allowed' : ''
       }`,
     ),
+    row('  calls at (s into the outage)', report.outage.callSeconds.join(' ') || '-'),
     row('  records accepted during it', report.outage.acceptedDuring),
     row('  of which failed', flag(report.outage.failedDuring)),
     row(
