@@ -83,7 +83,8 @@ const batchAnswer = (boundary: string, results: ChangeSetResult[]): string => {
  * call"): CSRF required as for the single POST, one change set per registration, each holding one
  * `POST <entity set>` judged by the same rules (sapRegistrationRules.ts) and stored on its own; a RegistrationId
  * already stored answers `409` naming it. The answer is `202` with one part per change set, in order.
- * Faults `{ on: 'batch' }` apply to the whole call; `dropAnswer` stores everything, then closes the connection.
+ * Faults `{ on: 'batch' }` apply to the whole call; `dropAnswer` stores everything, then closes the connection;
+ * `recordErrors` refuses the change sets at those positions, unprocessed.
  *
  * @example
  * const batch = sapBatchHandler(context);
@@ -176,9 +177,12 @@ export function sapBatchHandler(context: SapBatchContext): (exchange: Exchange) 
       return;
     }
     // Each change set on its own, in order: a refused one rolls back only itself.
-    const results = changeSets.map((changeSet) =>
-      'entity' in changeSet ? create(changeSet.entity) : changeSet,
-    );
+    const results = changeSets.map((changeSet, index): ChangeSetResult => {
+      const refused = fault?.recordErrors?.[index];
+      if (refused)
+        return { status: refused.status, body: context.odataError('ZSD_REG/001', refused.message) };
+      return 'entity' in changeSet ? create(changeSet.entity) : changeSet;
+    });
     if (fault?.dropAnswer) {
       exchange.drop();
       return;

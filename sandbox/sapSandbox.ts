@@ -54,6 +54,8 @@ export interface SapFault {
   dropConnection?: boolean;
   /** `$batch` only: process the call (store what it creates), then close the connection: a lost answer. */
   dropAnswer?: boolean;
+  /** `$batch` only: the change sets at these positions answer this status and message, unprocessed (e.g. a 400 refusal). */
+  recordErrors?: Record<number, { status: number; message: string }>;
   /** A single POST: process the request, then close the connection instead of answering (the answer is lost). */
   loseAnswer?: boolean;
 }

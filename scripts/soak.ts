@@ -5,13 +5,15 @@
  *
  * Prints the table, then one JSON line (`{"soak": {...}}`), on stdout; progress on stderr. Exits 0 when the
  * promise held, 1 on any lost, duplicated, stuck, leaked or inconsistent record or contract violation, or any
- * state-change event lost, leaked to a client without a webhook or carrying personal data; 2 when the campaign
- * itself could not run.
+ * state-change event lost, leaked to a client without a webhook or carrying personal data, any record sent
+ * during the SAP outage `failed`, or more calls reaching SAP while it was down than the probes allowed; 2 when
+ * the campaign itself could not run.
  *
  *   npm run soak                          # 5,000 records, 3 restarts
  *   npm run soak -- --records 500 --restarts 1 --seed 42
  *
- * Options: --records N, --restarts N, --concurrency N, --seed N, --max-tries N, --outage-seconds N (0: none),
+ * Options: --records N, --restarts N, --concurrency N, --seed N, --max-tries N, --outage-seconds N (SAP down
+ * this long, default 90; 0: none), --probe-seconds N (OUTAGE_PROBE_SECONDS, default 5),
  * --drain-seconds N, --stall-seconds N, --max-traffic-seconds N, --reconcile-after-seconds N,
  * --events-wait-seconds N (a stall of the events: none of the missing arrived for N s), --service-log-level
  * LEVEL, --keep-data.
@@ -28,6 +30,7 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     'max-tries': { type: 'string' },
     'outage-seconds': { type: 'string' },
+    'probe-seconds': { type: 'string' },
     'drain-seconds': { type: 'string' },
     'stall-seconds': { type: 'string' },
     'max-traffic-seconds': { type: 'string' },
@@ -42,7 +45,7 @@ const { values } = parseArgs({
 if (values.help) {
   process.stdout.write(
     'npm run soak -- [--records N] [--restarts N] [--concurrency N] [--seed N] [--max-tries N]\n' +
-      '  [--outage-seconds N] [--drain-seconds N] [--stall-seconds N] [--max-traffic-seconds N]\n' +
+      '  [--outage-seconds N] [--probe-seconds N] [--drain-seconds N] [--stall-seconds N] [--max-traffic-seconds N]\n' +
       '  [--reconcile-after-seconds N] [--events-wait-seconds N] [--service-log-level LEVEL] [--keep-data]\n',
   );
   process.exit(0);
@@ -64,7 +67,8 @@ const options: SoakOptions = {
   concurrency: whole('concurrency', values.concurrency, 1, 64),
   seed: whole('seed', values.seed, 0, 2 ** 31 - 1),
   maxTries: whole('max-tries', values['max-tries'], 1, 20),
-  outageSeconds: whole('outage-seconds', values['outage-seconds'], 0, 600),
+  outageSeconds: whole('outage-seconds', values['outage-seconds'], 0, 3_600),
+  probeSeconds: whole('probe-seconds', values['probe-seconds'], 1, 600),
   drainSeconds: whole('drain-seconds', values['drain-seconds'], 1, 3_600),
   stallSeconds: whole('stall-seconds', values['stall-seconds'], 1, 3_600),
   maxTrafficSeconds: whole('max-traffic-seconds', values['max-traffic-seconds'], 1, 24 * 3_600),

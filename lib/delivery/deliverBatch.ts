@@ -1,4 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
+import { MAX_COLLECTION_SIZE } from '../downstream/crm/index.ts';
+import { DEFAULT_ERP_BATCH_SIZE, erpConfigFromEnv } from '../downstream/erp/index.ts';
 import type { DeliveryOutcome } from '../downstream/types.ts';
 import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
 import { downstreamHolds } from '../outage/hold.ts';
@@ -67,18 +69,51 @@ const holdBack = async (
   );
 };
 
+/**
+ * The records one call to the downstream carries (SAP: ERP_BATCH_SIZE; Salesforce: a Collections call's 200). A
+ * probe is one call (CONTRACT 3): the rest of its batch waits as held messages do. Settings that cannot be read
+ * give the default; the delivery itself then reports them.
+ */
+const oneCallSize = (downstream: 'erp' | 'crm'): number => {
+  if (downstream === 'crm') return MAX_COLLECTION_SIZE;
+  try {
+    return erpConfigFromEnv().batchSize ?? DEFAULT_ERP_BATCH_SIZE;
+  } catch {
+    return DEFAULT_ERP_BATCH_SIZE;
+  }
+};
+
 /** One downstream's messages of the batch: one hold check, the claims, one batched delivery, the outcomes. */
 const deliverToOneDownstream = async (
   reads: readonly ReadMessage[],
   downstream: 'erp' | 'crm',
   batch: BatchContext,
+  granted?: DeliveryPermit,
 ): Promise<MessageResult[]> => {
   const clock = () => batch.now?.() ?? new Date();
   const holds = batch.holds ?? downstreamHolds();
   const { probeSeconds } = batch.outage ?? outageSettings();
   const claimedAt = clock();
-  const permit = await holds.mayDeliver(downstream, claimedAt);
+  // A probe's one call, split off below, comes with the permit it was granted (never asked twice).
+  const permit = granted ?? (await holds.mayDeliver(downstream, claimedAt));
   if (!permit.deliver) return holdBack(reads, permit, downstream, batch, claimedAt, probeSeconds);
+  const callSize = oneCallSize(downstream);
+  if (permit.probe && reads.length > callSize) {
+    // The probe's one call; the others wait for the next probe (or the close), unclaimed.
+    const hold = await holds.holdState(downstream, { now: claimedAt });
+    const heldSince = hold.heldSince ?? claimedAt.toISOString();
+    const waiting = {
+      deliver: false as const,
+      heldSince,
+      until: hold.nextProbeAt ?? dueAfter(claimedAt, probeSeconds),
+      reason: hold.reason ?? 'outage',
+    };
+    const [probed, waited] = await Promise.all([
+      deliverToOneDownstream(reads.slice(0, callSize), downstream, batch, permit),
+      holdBack(reads.slice(callSize), waiting, downstream, batch, claimedAt, probeSeconds),
+    ]);
+    return [...probed, ...waited];
+  }
 
   const leaseUntil = dueAfter(claimedAt, batch.settings.leaseSeconds);
   const claims = await settleBounded(reads, BATCH_CONCURRENCY, (read) =>

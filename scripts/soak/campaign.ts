@@ -17,7 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
+import { salesforceDeliveryCalls } from '../../sandbox/salesforceCollections.ts';
 import { startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
+import { sapDeliveryCalls } from '../../sandbox/sapBatch.ts';
 import { startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import type { LoggedRequest } from '../../sandbox/server.ts';
 import { freePorts } from '../local/ports.ts';
@@ -54,6 +56,12 @@ import {
   sapCallsOf,
 } from './ledger.ts';
 import { acceptedInStore, forEachLimited, lookUpStatus } from './lookups.ts';
+import {
+  type DeliveryCallFigures,
+  deliveryCallFigures,
+  type OutageFigures,
+  outageFigures,
+} from './outageFigures.ts';
 import { seededRandom } from './random.ts';
 import { createService } from './service.ts';
 import { createWorkload, type Operation, type SoakRecord } from './workload.ts';
@@ -69,8 +77,14 @@ export interface SoakOptions {
   seed?: number;
   /** Tries per request, the first included. Default 6. */
   maxTries?: number;
-  /** How long an SAP outage lasts; 0: none. Default 30: longer than a record's five attempts take with the campaign's 1 s backoff base (2 + 3 + 5 + 10 s with jitter), so records use up their attempts (`failed`), unless a restart queues them again first with a fresh count. */
+  /**
+   * How long the SAP outage lasts (the sandbox switched down); 0: none. Default 90: five times as long as a
+   * record's five attempts take at the campaign's 1 s backoff base (1 + 2 + 4 + 8 s, plus jitter): every record
+   * sent during it would be `failed` without the hold (CONTRACT 3, "Outages: waited out, not failed").
+   */
   outageSeconds?: number;
+  /** OUTAGE_PROBE_SECONDS handed to the service: at most one probe per this many seconds while held. Default 5. */
+  probeSeconds?: number;
   /** Bound of the quiet period (waiting until nothing is `accepted`). Default 180. */
   drainSeconds?: number;
   /** The quiet period also ends when nothing has moved for this long. Default 60. */
@@ -102,6 +116,10 @@ export interface SoakOptions {
 
 export interface SoakReport extends LedgerCounts {
   ok: boolean;
+  /** The SAP outage: calls that reached SAP against the probes allowed, records failed that were sent during it. */
+  outage: OutageFigures;
+  /** Delivery calls each downstream received, and records per call. */
+  calls: DeliveryCallFigures;
   seed: number;
   run: string;
   settings: Required<Omit<SoakOptions, 'log' | 'seed' | 'keepDataDir' | 'signal'>>;
@@ -123,6 +141,12 @@ export interface SoakReport extends LedgerCounts {
   drained: boolean;
   dataDir?: string;
 }
+
+/** OUTAGE_AFTER_FAILURES handed to the service (the default). */
+const OUTAGE_AFTER_FAILURES = 5;
+
+/** The service's ERP concurrency cap (serverless.yml's default): SAP calls that may be in flight as a hold opens. */
+const ERP_MAX_CONCURRENCY = 2;
 
 const SAP_CREDENTIALS = { username: 'SOAKUSER', password: 'soak-pass' };
 const SF_CREDENTIALS = { clientId: 'soak-client', clientSecret: 'soak-secret' };
@@ -151,7 +175,8 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     restarts: options.restarts ?? 3,
     concurrency: options.concurrency ?? 12,
     maxTries: options.maxTries ?? 6,
-    outageSeconds: options.outageSeconds ?? 30,
+    outageSeconds: options.outageSeconds ?? 90,
+    probeSeconds: options.probeSeconds ?? 5,
     drainSeconds: options.drainSeconds ?? 180,
     stallSeconds: options.stallSeconds ?? 60,
     maxTrafficSeconds: options.maxTrafficSeconds ?? 1_800,
@@ -216,6 +241,8 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       CRM_CLIENT_SECRET: SF_CREDENTIALS.clientSecret,
       DELIVERY_RETRY_BASE_SECONDS: '1',
       DELIVERY_MAX_ATTEMPTS: '5',
+      OUTAGE_AFTER_FAILURES: String(OUTAGE_AFTER_FAILURES),
+      OUTAGE_PROBE_SECONDS: String(settings.probeSeconds),
       // A record whose worker was killed mid-delivery is delivered again once its claim runs out (default 90 s).
       DELIVERY_LEASE_SECONDS: '30',
       RECONCILE_AFTER_SECONDS: String(settings.reconcileAfterSeconds),
@@ -251,6 +278,11 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       { length: settings.restarts },
       (_, i) => settings.records * ((i + 1) / (settings.restarts + 1) + (random.next() - 0.5) * 0.08),
     );
+    /** The outage as it happened: when, and what reached SAP meanwhile. */
+    const outage = { from: 0, to: 0, calls: 0, deliveryCalls: 0 };
+    let outageEnded: Promise<void> | undefined;
+    /** When each record's request was answered 200 (by token; the first such answer). */
+    const answeredAt = new Map<string, number>();
     const chaosLoop = (async () => {
       let outageDone = settings.outageSeconds <= 0;
       let lastLog = Date.now();
@@ -274,8 +306,17 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         }
         if (!outageDone && planned >= settings.records * 0.6) {
           outageDone = true;
-          chaos?.outage(settings.outageSeconds * 1000);
-          log(`SAP outage: every delivery answered 503 for ${settings.outageSeconds} s`);
+          outage.from = Date.now();
+          outageEnded = chaos?.outage(settings.outageSeconds * 1000).then((state) => {
+            outage.to = Date.now();
+            outage.calls = state.callsWhileDown;
+            outage.deliveryCalls = state.deliveryCallsWhileDown;
+            log(
+              `SAP up again after ${settings.outageSeconds} s down: ${state.callsWhileDown} calls reached it ` +
+                `(${state.deliveryCallsWhileDown} delivery calls)`,
+            );
+          });
+          log(`SAP outage: the sandbox down (503 to everything) for ${settings.outageSeconds} s`);
         }
         if (Date.now() - lastLog >= 10_000) {
           lastLog = Date.now();
@@ -300,12 +341,17 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
             Array.from({ length: plan.copies }, () => sendWithRetries(service, plan, settings.maxTries)),
           );
           results.push({ plan, sends });
+          if (sends.some((send) => send.final.status === 200))
+            for (const record of plan.records)
+              if (!answeredAt.has(record.token)) answeredAt.set(record.token, Date.now());
           if (sends.some((send) => send.final.status === 200)) workload.accepted(plan);
         }
       }),
     );
     trafficDone = true;
     await chaosLoop;
+    // The outage runs its full length even when the traffic ended first.
+    await outageEnded;
     options.signal?.throwIfAborted();
     const trafficSeconds = seconds(Date.now() - trafficStarted);
     log(`traffic done in ${trafficSeconds} s: ${results.length} plans`);
@@ -453,17 +499,42 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         `(${received.length} events in all) after ${eventsSeconds} s`,
     );
 
-    const { counts } = reconcile({
+    const { counts, outcomes } = reconcile({
       results,
-      sapCalls: sapCallsOf(sap.requests, sapTimes, sap.servicePath),
-      salesforceCalls: salesforceCallsOf(salesforce.requests, sfTimes),
+      sapCalls: sapCallsOf(sap.requests, sapTimes, sap.servicePath, sap.registrations),
+      salesforceCalls: salesforceCallsOf(
+        salesforce.requests,
+        sfTimes,
+        salesforce.cases,
+        salesforce.externalIdField,
+      ),
       kills,
       statuses,
       acceptedInStore: stillAccepted,
     });
+    // When each request reached SAP while it was down (seconds into the outage): where the calls fell.
+    const downAt = sapTimes
+      .filter((at) => outage.from > 0 && at >= outage.from && at <= outage.to)
+      .map((at) => Math.round((at - outage.from) / 100) / 10);
+    const outageReport = outageFigures({
+      ...outage,
+      callSeconds: downAt,
+      seconds: outage.from ? settings.outageSeconds : 0,
+      probeSeconds: settings.probeSeconds,
+      afterFailures: OUTAGE_AFTER_FAILURES,
+      inFlight: ERP_MAX_CONCURRENCY,
+      answeredAt,
+      outcomes,
+    });
+    const calls = deliveryCallFigures(
+      sapDeliveryCalls(sap.requests, sap.servicePath),
+      salesforceDeliveryCalls(salesforce.requests),
+    );
     const stats = service.stats();
     return {
-      ok: promiseKept(counts) && eventsKept(eventCheck.counts),
+      ok: promiseKept(counts) && eventsKept(eventCheck.counts) && outageReport.kept,
+      outage: outageReport,
+      calls,
       seed,
       run,
       settings,

@@ -10,9 +10,12 @@
  * - downstream: faults queued into the SAP and Salesforce sandboxes in proportion to the deliveries they receive
  *   (5xx, dropped connections, slow answers, requests carried out whose answer is lost (connection reset, or
  *   answered after the client's timeout), 401 / 403 REQUEST_LIMIT_EXCEEDED / 400 UNABLE_TO_LOCK_ROW, token and
- *   CSRF fetch failures, a few permanent refusals), CSRF and OAuth tokens expired every few seconds, and one SAP
- *   outage long enough for records to use up their attempts (`failed`).
+ *   CSRF fetch failures, a few permanent refusals); in batched calls ($batch, Collections) whole-call failures,
+ *   lost answers and one record's refusal (transient or for good); CSRF and OAuth tokens expired every few
+ *   seconds; and one SAP outage (the sandbox's own switch) many times longer than a record's attempts take.
  */
+
+import type { OutageState } from '../../sandbox/outage.ts';
 import type { SalesforceFault, SalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import type { SapFault, SapSandbox } from '../../sandbox/sapSandbox.ts';
 import type { FaultPolicy, ProxyFault } from './faultProxy.ts';
@@ -168,6 +171,56 @@ const salesforceTransient = (): SalesforceFault =>
     { delayMs: pastDownstreamTimeoutMs },
   ][between(0, 9)];
 
+/**
+ * Faults of a whole `$batch` call or one change set in it: whole-call 503 / 401, a dropped connection, a call
+ * carried out whose answer is lost (`dropAnswer`: every registration in it is sent again and answered 409 naming
+ * its RegistrationId), or one registration refused for good inside an otherwise good call.
+ */
+const sapBatchFault = (): SapFault =>
+  [
+    { on: 'batch', status: 503 },
+    { on: 'batch', status: 503 },
+    { on: 'batch', status: 401 },
+    { on: 'batch', dropConnection: true },
+    { on: 'batch', dropAnswer: true },
+    { on: 'batch', dropAnswer: true },
+    { on: 'batch', recordErrors: { 0: { status: 400, message: 'Dealer not authorised for this model' } } },
+  ][between(0, 6)] as SapFault;
+
+const lockRow = {
+  message: 'unable to obtain exclusive access to this record',
+  errorCode: 'UNABLE_TO_LOCK_ROW',
+  fields: [],
+};
+
+/**
+ * Faults of a whole Collections call or one record in it: whole-call 503 / 500 / 403 REQUEST_LIMIT_EXCEEDED, a
+ * dropped connection, a call carried out whose answer is lost (`dropAnswer`), one record's `UNABLE_TO_LOCK_ROW`
+ * (transient: tried again), or one record refused for good (`INVALID_EMAIL_ADDRESS`: `rejected`).
+ */
+const salesforceCollectionsFault = (): SalesforceFault =>
+  [
+    { on: 'collections', status: 503 },
+    { on: 'collections', status: 500 },
+    { on: 'collections', status: 403 },
+    { on: 'collections', dropConnection: true },
+    { on: 'collections', dropAnswer: true },
+    { on: 'collections', dropAnswer: true },
+    { on: 'collections', recordErrors: { 0: [lockRow] } },
+    {
+      on: 'collections',
+      recordErrors: {
+        1: [
+          {
+            message: 'Email: invalid email address',
+            errorCode: 'INVALID_EMAIL_ADDRESS',
+            fields: ['SuppliedEmail'],
+          },
+        ],
+      },
+    },
+  ][between(0, 7)] as SalesforceFault;
+
 export interface DownstreamChaosOptions {
   sap: SapSandbox;
   salesforce: SalesforceSandbox;
@@ -175,6 +228,8 @@ export interface DownstreamChaosOptions {
   share?: number;
   /** Share of case deliveries refused for good (400 INVALID_INPUT → rejected). Default 0.004. */
   permanentShare?: number;
+  /** Share of batched calls ($batch, Collections) that meet a fault, whole-call or one record's. Default 0.15. */
+  batchShare?: number;
   /** Every how long CSRF and OAuth tokens expire. Default 6 s. */
   expireEveryMs?: number;
 }
@@ -187,58 +242,77 @@ export const startDownstreamChaos = (options: DownstreamChaosOptions) => {
   const { sap, salesforce } = options;
   const share = options.share ?? 0.06;
   const permanentShare = options.permanentShare ?? 0.004;
+  const batchShare = options.batchShare ?? 0.15;
   const counts: Record<string, number> = {};
   const count = (name: string, n = 1) => {
     counts[name] = (counts[name] ?? 0) + n;
   };
   let sapSeen = sap.requests.length;
   let sfSeen = salesforce.requests.length;
-  let outageUntil = 0;
   let running = true;
 
-  const deliveries = (requests: { method: string }[], from: number, method: string) => {
-    let n = 0;
-    for (let i = from; i < requests.length; i++) if (requests[i].method === method) n++;
+  /** Delivery calls among the requests since `from`: single ones (`single`) and batched ones (`batched`). */
+  const deliveries = (requests: { method: string; path: string }[], from: number, method: string) => {
+    const n = { single: 0, batched: 0 };
+    for (let i = from; i < requests.length; i++) {
+      if (requests[i].method !== method) continue;
+      if (/\/\$batch(\?|$)|\/composite\/sobjects\//.test(requests[i].path)) n.batched++;
+      else if (method === 'PATCH' || !/\/oauth2\//.test(requests[i].path)) n.single++;
+    }
     return n;
   };
 
-  // Faults wait in the sandboxes until a delivery takes them: keep count, so that none pile up (a long queue of
-  // them would outlast the campaign's fault period).
-  let sapPending = 0;
-  let sfPending = 0;
+  // Faults wait in the sandboxes until a delivery of their kind takes them: keep count, so that none pile up (a
+  // long queue of them would outlast the campaign's fault period).
+  const pending = { sap: 0, sapBatch: 0, sf: 0, sfBatch: 0 };
+  let sapAtExpiry = sap.requests.length;
+  let sfAtExpiry = salesforce.requests.length;
   const tick = setInterval(() => {
     if (!running) return;
     const sapNew = deliveries(sap.requests, sapSeen, 'POST');
     const sfNew = deliveries(salesforce.requests, sfSeen, 'PATCH');
     sapSeen = sap.requests.length;
     sfSeen = salesforce.requests.length;
-    sapPending = Math.max(0, sapPending - sapNew);
-    sfPending = Math.max(0, sfPending - sfNew);
-    if (Date.now() < outageUntil) {
-      // Enough 503s for the next quarter second's deliveries.
-      const n = Math.max(0, sapNew + 3 - sapPending);
-      sap.inject(...Array.from({ length: n }, () => ({ status: 503 })));
-      sapPending += n;
-      count('sap outage 503', n);
-    } else {
-      for (let i = 0; i < sapNew; i++) {
-        if (Math.random() < share) {
+    pending.sap = Math.max(0, pending.sap - sapNew.single);
+    pending.sapBatch = Math.max(0, pending.sapBatch - sapNew.batched);
+    pending.sf = Math.max(0, pending.sf - sfNew.single);
+    pending.sfBatch = Math.max(0, pending.sfBatch - sfNew.batched);
+    if (!sap.outage.isDown()) {
+      for (let i = 0; i < sapNew.single; i++) {
+        if (pending.sap < 3 && Math.random() < share) {
           const fault = sapTransient();
           sap.inject(fault);
-          sapPending++;
+          pending.sap++;
+          count(`sap ${faultName(fault)}`);
+        }
+      }
+      for (let i = 0; i < sapNew.batched; i++) {
+        if (pending.sapBatch < 2 && Math.random() < batchShare) {
+          const fault = sapBatchFault();
+          sap.inject(fault);
+          pending.sapBatch++;
           count(`sap ${faultName(fault)}`);
         }
       }
     }
-    for (let i = 0; i < sfNew; i++) {
+    for (let i = 0; i < sfNew.single; i++) {
+      if (pending.sf >= 3) break;
       if (Math.random() < permanentShare) {
         salesforce.inject({ status: 400 });
-        sfPending++;
+        pending.sf++;
         count('salesforce 400 INVALID_INPUT (permanent)');
       } else if (Math.random() < share) {
         const fault = salesforceTransient();
         salesforce.inject(fault);
-        sfPending++;
+        pending.sf++;
+        count(`salesforce ${faultName(fault)}`);
+      }
+    }
+    for (let i = 0; i < sfNew.batched; i++) {
+      if (pending.sfBatch < 2 && Math.random() < batchShare) {
+        const fault = salesforceCollectionsFault();
+        salesforce.inject(fault);
+        pending.sfBatch++;
         count(`salesforce ${faultName(fault)}`);
       }
     }
@@ -249,14 +323,23 @@ export const startDownstreamChaos = (options: DownstreamChaosOptions) => {
     salesforce.expireTokens();
     count('sap CSRF tokens expired');
     count('salesforce OAuth tokens expired');
-    // Now and then the new token's fetch fails too (taken by the next fetch, which the expiry brings soon).
-    if (Math.random() < 0.3) {
+    // Now and then the new token's fetch fails too (taken by the next fetch, which the expiry brings soon), as
+    // often as `share` of the delivery calls since the last expiry, at most 30 %: a failed fetch fails the
+    // whole call, and with batching there are few calls (run of 2026-11-27: 13 of 38 SAP calls failed at a
+    // flat 30 %, so a sale met a whole-call failure in one call of three and some spent all five tries).
+    const sapDelivered = deliveries(sap.requests, sapAtExpiry, 'POST');
+    const sfDelivered = deliveries(salesforce.requests, sfAtExpiry, 'PATCH');
+    const sapCalls = sapDelivered.single + sapDelivered.batched;
+    const sfCalls = sfDelivered.single + sfDelivered.batched;
+    sapAtExpiry = sap.requests.length;
+    sfAtExpiry = salesforce.requests.length;
+    if (Math.random() < Math.min(0.3, share * sapCalls)) {
       const fault: SapFault =
         Math.random() < 0.5 ? { on: 'csrf', status: 503 } : { on: 'csrf', dropConnection: true };
       sap.inject(fault);
       count(`sap ${faultName(fault)}`);
     }
-    if (Math.random() < 0.3) {
+    if (Math.random() < Math.min(0.3, share * sfCalls)) {
       const fault: SalesforceFault =
         Math.random() < 0.5 ? { on: 'token', status: 500 } : { on: 'token', dropConnection: true };
       salesforce.inject(fault);
@@ -264,23 +347,43 @@ export const startDownstreamChaos = (options: DownstreamChaosOptions) => {
     }
   }, options.expireEveryMs ?? 6_000);
 
+  let outageTimer: NodeJS.Timeout | undefined;
   return {
-    outage(ms: number) {
-      outageUntil = Date.now() + ms;
+    /**
+     * SAP down for `ms` (the sandbox's own switch: every request answered 503 and counted); resolves once it is
+     * up again with what reached it meanwhile.
+     */
+    outage(ms: number): Promise<OutageState> {
+      sap.outage.setDown(true);
       count('sap outages');
+      return new Promise((resolve) => {
+        outageTimer = setTimeout(() => {
+          const state = sap.outage.state();
+          sap.outage.setDown(false);
+          resolve(state);
+        }, ms);
+      });
     },
     counts: () => ({ ...counts }),
-    /** No more faults (those already queued are still used up by the next deliveries). */
+    /** No more faults (those already queued are still used up by the next deliveries); SAP up again. */
     calm() {
       running = false;
       clearInterval(tick);
       clearInterval(expiry);
+      if (outageTimer) clearTimeout(outageTimer);
+      sap.outage.setDown(false);
     },
   };
 };
 
 const faultName = (fault: SapFault | SalesforceFault): string => {
   const on = fault.on ? `${fault.on} ` : '';
+  if (fault.dropAnswer) return `${on}answer lost after processing (dropAnswer)`;
+  if (fault.recordErrors) {
+    const [position, error] = Object.entries(fault.recordErrors)[0] ?? [];
+    const code = Array.isArray(error) ? error[0]?.errorCode : error?.status;
+    return `${on}record ${position} refused (${code})`;
+  }
   if (fault.dropConnection) return `${on}dropped connection`;
   if (fault.loseAnswer) return `${on}answer lost after processing (reset)`;
   if (fault.delayMs && fault.delayMs >= pastDownstreamTimeoutMs)

@@ -33,20 +33,14 @@
  * (`duplicated` otherwise); records only ever refused (4xx) must never be (`leaked`). Status records still
  * `accepted` that no answer named are counted from the store (`stuckUnanswered`).
  */
+import { COLLECTIONS_PATH } from '../../sandbox/salesforceCollections.ts';
 import type { LoggedRequest } from '../../sandbox/server.ts';
+import { type CarriedRecord, collectionsRecords, recordStatuses, sapBatchRecords } from './batchCalls.ts';
 import type { Answer } from './client.ts';
+import type { DownstreamCall } from './downstreamCall.ts';
 import { type Plan, TOKEN_PATTERN } from './workload.ts';
 
-/** One delivery request a sandbox received. */
-export interface DownstreamCall {
-  downstream: 'sap' | 'salesforce';
-  at: number;
-  /** What the sandbox answered (or would have: an answer it lost is logged too); 0: dropped unprocessed. */
-  status: number;
-  /** RegistrationId (SAP) or CrmId (Salesforce). */
-  id: string;
-  token?: string;
-}
+export type { DownstreamCall } from './downstreamCall.ts';
 
 export interface PlanResult {
   plan: Plan;
@@ -142,22 +136,32 @@ const repeats = (call: DownstreamCall, createdBefore: boolean) =>
     : createdBefore && (call.status === 409 || call.status === 200);
 
 /**
- * SAP delivery requests (POSTs of the entity set) from the sandbox's request log; `times[i]` is when request i
- * arrived.
+ * SAP delivery requests from the sandbox's request log, one per registration: single POSTs of the entity set
+ * with their own status, and each change set of a `$batch` with the status batchCalls.ts reads for it from when
+ * the sandbox stored it (`stored`: the sandbox's registrations). `times[i]` is when request i arrived.
  */
 export const sapCallsOf = (
   requests: LoggedRequest[],
   times: number[],
   servicePath: string,
+  stored: readonly { RegistrationId: string; createdAt: string }[] = [],
 ): DownstreamCall[] => {
-  const calls: DownstreamCall[] = [];
+  const singles: DownstreamCall[] = [];
+  const carried: CarriedRecord[] = [];
+  const batchPath = `${servicePath.slice(0, servicePath.lastIndexOf('/'))}/$batch`;
   for (const [i, request] of requests.entries()) {
-    if (request.method !== 'POST' || request.path.split('?')[0].replace(/\/+$/, '') !== servicePath) continue;
+    if (request.method !== 'POST') continue;
+    const target = request.path.split('?')[0].replace(/\/+$/, '');
+    if (target === batchPath) {
+      carried.push(...sapBatchRecords(request.body, times[i] ?? 0, request.status));
+      continue;
+    }
+    if (target !== servicePath) continue;
     let id = '';
     try {
       id = String((JSON.parse(request.body) as { RegistrationId?: unknown }).RegistrationId ?? '');
     } catch {}
-    calls.push({
+    singles.push({
       downstream: 'sap',
       at: times[i] ?? 0,
       status: request.status,
@@ -165,16 +169,34 @@ export const sapCallsOf = (
       token: TOKEN_PATTERN.exec(request.body)?.[0],
     });
   }
-  return calls;
+  const createdAt = new Map(stored.map((r) => [r.RegistrationId, Date.parse(r.createdAt)] as const));
+  const candidates = [...singles.filter((call) => call.status === 201), ...carried];
+  return [...singles, ...recordStatuses(carried, candidates, createdAt)];
 };
 
-/** Salesforce Case upserts (PATCH …/sobjects/Case/<field>/<CrmId>) from the sandbox's request log. */
-export const salesforceCallsOf = (requests: LoggedRequest[], times: number[]): DownstreamCall[] => {
-  const calls: DownstreamCall[] = [];
+/**
+ * Salesforce Case deliveries from the sandbox's request log, one per case: single upserts (PATCH
+ * …/sobjects/Case/<field>/<CrmId>) with their own status, and each record of a Collections call with the status
+ * batchCalls.ts reads for it from when the sandbox stored it (`stored`: the sandbox's cases).
+ */
+export const salesforceCallsOf = (
+  requests: LoggedRequest[],
+  times: number[],
+  stored: readonly { externalId: string; createdAt: string }[] = [],
+  externalIdField = 'Web_Case_Id__c',
+): DownstreamCall[] => {
+  const singles: DownstreamCall[] = [];
+  const carried: CarriedRecord[] = [];
   for (const [i, request] of requests.entries()) {
-    const match = /\/sobjects\/Case\/[^/]+\/([^/?]+)/.exec(request.path);
-    if (request.method !== 'PATCH' || !match) continue;
-    calls.push({
+    if (request.method !== 'PATCH') continue;
+    const path = request.path.split('?')[0];
+    if (COLLECTIONS_PATH.test(path)) {
+      carried.push(...collectionsRecords(request.body, times[i] ?? 0, request.status, externalIdField));
+      continue;
+    }
+    const match = /\/sobjects\/Case\/[^/]+\/([^/?]+)/.exec(path);
+    if (!match) continue;
+    singles.push({
       downstream: 'salesforce',
       at: times[i] ?? 0,
       status: request.status,
@@ -182,7 +204,9 @@ export const salesforceCallsOf = (requests: LoggedRequest[], times: number[]): D
       token: TOKEN_PATTERN.exec(request.body)?.[0],
     });
   }
-  return calls;
+  const createdAt = new Map(stored.map((c) => [c.externalId, Date.parse(c.createdAt)] as const));
+  const candidates = [...singles.filter((call) => call.status === 201), ...carried];
+  return [...singles, ...recordStatuses(carried, candidates, createdAt)];
 };
 
 interface TokenEntry {
@@ -370,8 +394,8 @@ export const reconcile = (input: LedgerInput): { counts: LedgerCounts; outcomes:
     }
     outcomes.set(entry.token, outcome);
     records[outcome]++;
-    if (outcome !== 'delivered' && outcome !== 'rejected' && outcome !== 'failed')
-      example(outcome, describe());
+    // Failed records too: allowed in general, but none may be among those sent during an outage (campaign.ts).
+    if (outcome !== 'delivered' && outcome !== 'rejected') example(outcome, describe());
   }
 
   if (input.acceptedInStore) {

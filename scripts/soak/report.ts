@@ -3,6 +3,8 @@ import type { SoakReport } from './campaign.ts';
 
 const row = (label: string, value: string | number) => `  ${label.padEnd(34)} ${String(value)}`;
 
+const perCall = (records: number, calls: number) => (calls === 0 ? '-' : (records / calls).toFixed(1));
+
 const flag = (value: number) => (value === 0 ? `${value}` : `${value}  <-- broken promise`);
 
 export const reportTable = (report: SoakReport): string => {
@@ -44,11 +46,29 @@ export const reportTable = (report: SoakReport): string => {
     row('events leaked (no webhook)', flag(report.events.eventsLeaked)),
     row('events with personal data', flag(report.events.eventsWithPersonalData)),
     row('events received in all', report.events.eventsReceived),
-    row('SAP POSTs / created', `${report.downstream.sapPosts} / ${report.downstream.sapCreated}`),
     row(
-      'Salesforce upserts / created',
+      'SAP calls / records ($batch calls)',
+      `${report.calls.sapCalls} / ${report.calls.sapRecords} (${report.calls.sapBatchCalls}), ${perCall(report.calls.sapRecords, report.calls.sapCalls)} per call`,
+    ),
+    row(
+      'Salesforce calls / records (Collections)',
+      `${report.calls.salesforceCalls} / ${report.calls.salesforceRecords} (${report.calls.salesforceCollectionsCalls}), ${perCall(report.calls.salesforceRecords, report.calls.salesforceCalls)} per call`,
+    ),
+    row('records sent to SAP / created', `${report.downstream.sapPosts} / ${report.downstream.sapCreated}`),
+    row(
+      'records sent to Salesforce / created',
       `${report.downstream.salesforceUpserts} / ${report.downstream.salesforceCreated}`,
     ),
+    row('SAP outage seconds', report.outage.seconds),
+    row(
+      '  calls while down / probes allowed',
+      `${report.outage.calls} (delivery ${report.outage.deliveryCalls}) / ${report.outage.probesAllowed}${
+        report.outage.calls > report.outage.probesAllowed ? '  <-- more than the probes allowed' : ''
+      }`,
+    ),
+    row('  calls at (s into the outage)', report.outage.callSeconds.join(' ') || '-'),
+    row('  records accepted during it', report.outage.acceptedDuring),
+    row('  of which failed', flag(report.outage.failedDuring)),
     row(
       'npm start SIGKILLs / starts',
       `${report.restarts.kills} / ${report.restarts.starts} (unexpected exits ${report.restarts.unexpectedExits})`,

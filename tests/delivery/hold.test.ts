@@ -217,6 +217,30 @@ describe('the worker under a downstream hold', () => {
     ]);
   });
 
+  it('probes a batch larger than one call with one call; the rest waits unclaimed for the next probe', async () => {
+    // Prepare: the hold open; five more registrations; $batch calls of two (ERP_BATCH_SIZE).
+    const { ids, byId, holds } = await openErpHold();
+    const more = await acceptSales(5);
+    const { byId: moreById } = await receive(aws.sqs, salesQueue, 5);
+    const batch = [...ids.map(byId), ...more.map(moreById)];
+    process.env.ERP_BATCH_SIZE = '2';
+    resetDownstreamClients();
+    try {
+      const calls = sapCalls();
+      const triesBefore = await triesOf([...ids, ...more]);
+      // Act: the probe due 30 s after the opening, with eight messages.
+      const probed = await deliverAt(batch, holds, secondsAfter(T0, 33));
+      // Assess: one call (the CSRF fetch, refused while SAP is down), never four; nobody spent a try.
+      expect(sapCalls() - calls).toBe(1);
+      expect(probed).toEqual(Array.from({ length: 8 }, () => 'DeliveryHeld'));
+      expect(await triesOf([...ids, ...more])).toEqual(triesBefore);
+      expect((await holdStates()).erp).toMatchObject({ held: true });
+    } finally {
+      delete process.env.ERP_BATCH_SIZE;
+      resetDownstreamClients();
+    }
+  });
+
   it('still fails a single bad record that keeps failing while others succeed, and never holds for it', async () => {
     // Prepare
     const holds = createDownstreamHolds(OUTAGE);

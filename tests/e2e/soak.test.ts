@@ -1,9 +1,10 @@
 /**
  * The short form of `npm run soak` (scripts/soak/campaign.ts): a few hundred records through `npm start` with
  * faults at every boundary (SQS, DynamoDB and the bus behind fault proxies for the API functions and for the
- * worker and reconciler, SAP and Salesforce sandboxes losing answers too) and one SIGKILL
- * of the whole service, then the reconciliation record by record: nothing lost, nothing delivered twice, nothing
- * left `accepted`; and every settled sale's state-change event at the sandbox webhook receiver, none of a client
+ * worker and reconciler, SAP and Salesforce sandboxes losing answers too, faults inside batched calls), one SIGKILL
+ * of the whole service and a 40 s SAP outage, then the reconciliation record by record: nothing lost, nothing
+ * delivered twice, nothing left `accepted`, nothing sent during the outage `failed`, only probes while SAP was
+ * down; and every settled sale's state-change event at the sandbox webhook receiver, none of a client
  * without a webhook, none with personal data.
  */
 import { describe, expect, it } from 'vitest';
@@ -16,7 +17,9 @@ describe('the soak campaign, short form', () => {
     const report = await runSoak({
       records: 250,
       restarts: 1,
-      outageSeconds: 0,
+      // Over twice a record's five attempts (1 + 2 + 4 + 8 s, plus jitter): without the hold, records fail.
+      outageSeconds: 40,
+      probeSeconds: 5,
       drainSeconds: 60,
       stallSeconds: 45,
       // A bound, not a target: on a busy machine (load 15-20 on two cores) the API functions' first cold starts
@@ -28,6 +31,8 @@ describe('the soak campaign, short form', () => {
     });
     // Assess
     const table = reportTable(report);
+    // The figures of each run, for the record (README "Fault campaign").
+    process.stdout.write(`${table}\n`);
     expect(report.restarts.kills, table).toBe(1);
     // The worker, the reconciler and their events went through the fault proxies (LOCAL_DELIVERY_PROXY_*).
     expect(
@@ -67,6 +72,12 @@ describe('the soak campaign, short form', () => {
       },
       table,
     ).toEqual({ eventsLost: 0, eventsLeaked: 0, eventsWithPersonalData: 0 });
+    // The outage was waited out: nothing sent during it failed, and SAP saw only probes while down.
+    expect(report.outage.acceptedDuring, table).toBeGreaterThan(0);
+    expect(report.outage.failedDuring, table).toBe(0);
+    expect(report.outage.calls, table).toBeLessThanOrEqual(report.outage.probesAllowed);
+    // Faults inside batches were met: batched calls carried many records each.
+    expect(report.calls.sapBatchCalls + report.calls.salesforceCollectionsCalls, table).toBeGreaterThan(0);
     expect(report.ok, table).toBe(true);
   }, 600_000);
 });

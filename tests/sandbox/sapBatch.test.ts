@@ -87,6 +87,21 @@ describe('SAP sandbox $batch', () => {
     expect(sap.registrations).toHaveLength(2);
   });
 
+  it('refuses the change sets a recordErrors fault names, unprocessed, and stores the others', async () => {
+    // Prepare
+    sap.inject({ on: 'batch', recordErrors: { 1: { status: 400, message: 'Dealer not authorised' } } });
+
+    // Act
+    const answer = await postBatch(batchBody([entity(1), entity(2), entity(3)]));
+
+    // Assess
+    expect(answer.status).toBe(202);
+    expect(answer.text.match(/HTTP\/1\.1 201 Created/g)).toHaveLength(2);
+    expect(answer.text).toContain('HTTP/1.1 400 Bad Request');
+    expect(answer.text).toContain('Dealer not authorised');
+    expect(sap.registrations.map((stored) => stored.RegistrationId)).toEqual(['reg-1', 'reg-3']);
+  });
+
   it('requires a valid CSRF token for the whole call', async () => {
     // Act
     const answer = await postBatch(batchBody([entity(1)]), false);
