@@ -140,7 +140,13 @@ const child = async (): Promise<Measured> => {
     const at = new Date('2026-11-22T12:00:01.234Z');
     const claimed = { ...accepted, leaseUntil: '2026-11-22T12:01:31.234Z' };
     const { openKind: _o, dueAt: _d, leaseUntil: _l, ...rest } = claimed;
-    const event = pendingChangeOf(claimed, { state: 'delivered', attempts: 1, at, downstreamId });
+    const event = pendingChangeOf(claimed, {
+      state: 'delivered',
+      attempts: 1,
+      sequence: 1,
+      at,
+      downstreamId,
+    });
     const delivered = {
       ...rest,
       status: 'delivered' as const,

@@ -10,10 +10,24 @@ export type EventSubject = Pick<StatusRecord, 'id' | 'kind' | 'owner' | 'accepte
 export interface StateChange {
   state: RecordStateChanged['state'];
   attempts: number;
+  /** The change's place among the record's changes (see {@link nextSequenceOf}). */
+  sequence: number;
   at: Date;
   downstreamId?: string;
   error?: string;
 }
+
+/**
+ * The sequence number of a record's next change of state: one more than its last (`eventSequence`). A record
+ * settled before changes were numbered counts its earlier changes from its history (each settling step and each
+ * redrive was one).
+ *
+ * @example
+ * nextSequenceOf({ eventSequence: 2, history: [] }) // 3
+ */
+export const nextSequenceOf = (record: Pick<StatusRecord, 'eventSequence' | 'history'>): number =>
+  (record.eventSequence ??
+    (record.history ?? []).filter((step) => step.status !== 'accepted' || step.redriven).length) + 1;
 
 /**
  * A change of state as the record's outbox keeps it, until {@link eventOf} makes the event of it.
@@ -26,6 +40,7 @@ export const pendingChangeOf = (before: Pick<StatusRecord, 'status'>, change: St
     state: change.state,
     previousState: before.status,
     attempts: change.attempts,
+    sequence: change.sequence,
     at: change.at.toISOString(),
   };
   if (change.downstreamId) pending.downstreamId = change.downstreamId;
@@ -49,6 +64,7 @@ export const eventOf = (record: EventSubject, pending: PendingEvent): RecordStat
     state: pending.state,
     previousState: pending.previousState,
     attempts: pending.attempts,
+    sequence: pending.sequence ?? 0,
     at: pending.at,
     acceptedAt: record.acceptedAt,
   };
@@ -72,6 +88,12 @@ export const eventOf = (record: EventSubject, pending: PendingEvent): RecordStat
  * const event = stateChangeOf(claimed, { state: 'rejected', attempts: 1, at, error: 'Frame number already registered' });
  */
 export const stateChangeOf = (
-  before: EventSubject & Pick<StatusRecord, 'status'>,
-  change: StateChange,
-): RecordStateChanged => eventOf(before, pendingChangeOf(before, change));
+  before: EventSubject &
+    Pick<StatusRecord, 'status'> &
+    Partial<Pick<StatusRecord, 'eventSequence' | 'history'>>,
+  change: Omit<StateChange, 'sequence'> & Partial<Pick<StateChange, 'sequence'>>,
+): RecordStateChanged =>
+  eventOf(
+    before,
+    pendingChangeOf(before, { ...change, sequence: change.sequence ?? nextSequenceOf(before) }),
+  );

@@ -17,6 +17,8 @@ export interface RecordStateChanged {
   previousState: RecordStatus;
   /** Delivery requests that reached the downstream system so far. */
   attempts: number;
+  /** 1, 2, ... per record, in the order of its changes: the highest a receiver has seen is the record's latest state. */
+  sequence: number;
   /** When the state changed (ISO 8601). */
   at: string;
   /** When the record was accepted (ISO 8601). */
@@ -37,4 +39,6 @@ export interface RecordStateChanged {
 export type PendingEvent = Pick<
   RecordStateChanged,
   'state' | 'previousState' | 'attempts' | 'at' | 'downstreamId' | 'error'
->;
+> &
+  // Absent only in an outbox written before sequences were numbered (published as 0: older than any numbered one).
+  Partial<Pick<RecordStateChanged, 'sequence'>>;

@@ -29,6 +29,7 @@ export const OPERATOR_ATTRIBUTES = [
   'dealer',
   'history',
   'pendingEvents',
+  'eventSequence',
   'eventsKind',
   'eventsDueAt',
   'purgeKind',

@@ -3,7 +3,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { ConditionalCheckFailedException, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
-import { pendingChangeOf } from '../events/stateChange.ts';
+import { nextSequenceOf, pendingChangeOf } from '../events/stateChange.ts';
 import { dueAfter } from '../reconcile/settings.ts';
 import { retentionTimes } from '../retention/settings.ts';
 import { statusKeyOf } from './statusKey.ts';
@@ -146,9 +146,12 @@ export const recordAttempt = async (
     }
   } else {
     remove.push('openKind', 'dueAt');
+    // Under the lease nobody else changes the record, so the claim's `eventSequence` is its latest.
+    const sequence = nextSequenceOf(claimed);
     const event = pendingChangeOf(claimed, {
       state: outcome.status,
       attempts: claimed.attempts + outcome.attempts,
+      sequence,
       at: outcome.at,
       downstreamId: outcome.downstreamId,
       error: outcome.error,
@@ -159,6 +162,7 @@ export const recordAttempt = async (
     const expiresAt = Math.max(retention.expiresAt, claimed.expiresAt ?? 0);
     set.push(
       'pendingEvents = list_append(if_not_exists(pendingEvents, :empty), :event)',
+      'eventSequence = :sequence',
       'eventsKind = :kind',
       'eventsDueAt = :eventsDue',
       'purgeKind = :kind',
@@ -166,6 +170,7 @@ export const recordAttempt = async (
       'expiresAt = :expiresAt',
     );
     values[':event'] = listOf(event);
+    values[':sequence'] = { N: String(sequence) };
     values[':kind'] = { S: claimed.kind };
     values[':eventsDue'] = { S: dueAfter(outcome.at, EVENTS_DUE_AFTER_SECONDS) };
     values[':purgeAt'] = { S: purgeAt };
@@ -197,7 +202,14 @@ export const reopenFailedRecord = async (
   current: StatusRecord,
   reopen: { at: Date; dueAt: string },
 ): Promise<StatusRecord | undefined> => {
-  const event = pendingChangeOf(current, { state: 'accepted', attempts: current.attempts, at: reopen.at });
+  // The condition on `updatedAt` makes `current.eventSequence` the latest.
+  const sequence = nextSequenceOf(current);
+  const event = pendingChangeOf(current, {
+    state: 'accepted',
+    attempts: current.attempts,
+    sequence,
+    at: reopen.at,
+  });
   // Only the attributes written come back (the operators' role may not have `record` returned): the record as
   // written is the one read, changed by them.
   const updated = await updatedRecord({
@@ -207,7 +219,7 @@ export const reopenFailedRecord = async (
       'SET #status = :accepted, statusKey = :statusKey, updatedAt = :at, openKind = #kind, dueAt = :due, tries = :zero,',
       '#history = list_append(if_not_exists(#history, :empty), :step),',
       'pendingEvents = list_append(if_not_exists(pendingEvents, :empty), :event),',
-      'eventsKind = #kind, eventsDueAt = :eventsDue',
+      'eventSequence = :sequence, eventsKind = #kind, eventsDueAt = :eventsDue',
       'REMOVE leaseUntil, purgeKind, purgeAt, expiresAt',
     ].join(' '),
     ConditionExpression:
@@ -229,6 +241,7 @@ export const reopenFailedRecord = async (
         redriven: true,
       } satisfies HistoryEntry),
       ':event': listOf(event),
+      ':sequence': { N: String(sequence) },
       ':eventsDue': { S: dueAfter(reopen.at, EVENTS_DUE_AFTER_SECONDS) },
     },
     ReturnValues: 'UPDATED_NEW',

@@ -84,6 +84,11 @@ export interface StatusRecord {
    * at once, the reconciler whatever is still there at `eventsDueAt`.
    */
   pendingEvents?: PendingEvent[];
+  /**
+   * The `sequence` of the record's latest change of state (1, 2, ... per record; absent: none yet), written in the
+   * same write as the change: a receiver tells the latest state from it whatever order the events arrive in.
+   */
+  eventSequence?: number;
   eventsKind?: RecordKind;
   eventsDueAt?: string;
   /**

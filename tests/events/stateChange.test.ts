@@ -13,13 +13,14 @@ describe('pendingChangeOf', () => {
     // Act
     const pending = pendingChangeOf(
       { status: 'accepted' },
-      { state: 'rejected', attempts: 1, at, error: 'refused' },
+      { state: 'rejected', attempts: 1, sequence: 1, at, error: 'refused' },
     );
     // Assess
     expect(pending).toStrictEqual({
       state: 'rejected',
       previousState: 'accepted',
       attempts: 1,
+      sequence: 1,
       at: at.toISOString(),
       error: 'refused',
     });
@@ -29,13 +30,14 @@ describe('pendingChangeOf', () => {
     // Act
     const pending = pendingChangeOf(
       { status: 'accepted' },
-      { state: 'delivered', attempts: 2, at, downstreamId: '500Ab', error: undefined },
+      { state: 'delivered', attempts: 2, sequence: 2, at, downstreamId: '500Ab', error: undefined },
     );
     // Assess
     expect(pending).toStrictEqual({
       state: 'delivered',
       previousState: 'accepted',
       attempts: 2,
+      sequence: 2,
       at: at.toISOString(),
       downstreamId: '500Ab',
     });
@@ -51,6 +53,7 @@ describe('eventOf', () => {
       state: 'accepted',
       previousState: 'failed',
       attempts: 3,
+      sequence: 2,
       at: at.toISOString(),
     });
     // Assess
@@ -62,6 +65,7 @@ describe('eventOf', () => {
       state: 'accepted',
       previousState: 'failed',
       attempts: 3,
+      sequence: 2,
       at: at.toISOString(),
       acceptedAt: record.acceptedAt,
     });

@@ -304,6 +304,7 @@ describe('webhooks', () => {
         'kind',
         'previousState',
         'recordId',
+        'sequence',
         'state',
       ].sort(),
     );

@@ -125,6 +125,7 @@ describe('recordAttempt', () => {
       state: 'delivered',
       previousState: 'accepted',
       attempts: 3,
+      sequence: 1,
       at: NOW.toISOString(),
       downstreamId: '49000017',
     };
@@ -139,6 +140,7 @@ describe('recordAttempt', () => {
       updatedAt: NOW.toISOString(),
       history: [{ at: NOW.toISOString(), status: 'delivered', reached: true, downstreamId: '49000017' }],
       pendingEvents: [event],
+      eventSequence: 1,
       eventsKind: 'caseRecord',
       eventsDueAt: iso(60),
       purgeKind: 'caseRecord',
@@ -339,10 +341,53 @@ describe('reopenFailedRecord', () => {
       dueAt: iso(300),
       tries: 0,
       history: [{ at: NOW.toISOString(), status: 'accepted', reached: false, redriven: true }],
-      pendingEvents: [{ state: 'accepted', previousState: 'failed', attempts: 5, at: NOW.toISOString() }],
+      pendingEvents: [
+        // The factory's failed record carries no earlier change (no history, no eventSequence).
+        { state: 'accepted', previousState: 'failed', attempts: 5, sequence: 1, at: NOW.toISOString() },
+      ],
+      eventSequence: 1,
       eventsKind: 'caseRecord',
       eventsDueAt: iso(60),
     });
+  });
+
+  it('numbers changes one after another: failed 1, redriven 2, delivered 3, each in the same write', async () => {
+    // Prepare: a record that failed (its first change) and was redriven (its second).
+    const record = failed({ eventSequence: 1 });
+    await seedStatusRecords([record]);
+    const reopened = await reopenFailedRecord(record, { at: NOW, dueAt: iso(300) });
+    const lease = iso(90);
+    const { claimed: claimedAgain } = await claimRecord(record.id, { now: NOW, leaseUntil: lease });
+    // Act
+    const delivered = await recordAttempt(
+      claimedAgain as StatusRecord,
+      { status: 'delivered', attempts: 1, downstreamId: '500Xx', at: new Date(NOW.getTime() + 1000) },
+      lease,
+    );
+    // Assess
+    expect(reopened?.eventSequence).toBe(2);
+    expect(delivered?.eventSequence).toBe(3);
+    expect(delivered?.pendingEvents?.map((pending) => [pending.state, pending.sequence])).toEqual([
+      ['accepted', 2],
+      ['delivered', 3],
+    ]);
+  });
+
+  it('counts the changes of a record settled before they were numbered from its history', async () => {
+    // Prepare: failed, redriven, failed again: three changes, written before they were numbered.
+    const record = failed({
+      history: [
+        { at: iso(-300), status: 'failed', reached: true, error: 'HTTP 503' },
+        { at: iso(-200), status: 'accepted', reached: false, redriven: true },
+        { at: iso(-100), status: 'accepted', reached: true, error: 'HTTP 503' },
+        { at: iso(-30), status: 'failed', reached: true, error: 'HTTP 503' },
+      ],
+    });
+    await seedStatusRecords([record]);
+    // Act
+    const reopened = await reopenFailedRecord(record, { at: NOW, dueAt: iso(300) });
+    // Assess: failed, redriven, failed: the redrive now is the fourth change.
+    expect(reopened?.pendingEvents?.[0]?.sequence).toBe(4);
   });
 
   it('leaves a record that is not failed', async () => {
