@@ -44,6 +44,28 @@ const undecided: DeliveryOutcome = {
 
 const ok: MessageResult = { ok: true, value: undefined };
 
+/**
+ * For each outcome of one delivery, in order, whether its transient failure is not the record's own: the record
+ * was never sent (an earlier call failed as a whole, the token or CSRF fetch failed, the downstream could not be
+ * tried), or its call failed as a whole for several records (the adapters give every record of such a call the
+ * same outcome object). A record alone in a call that failed cannot be told from a record that makes its call
+ * fail: that failure is its own.
+ *
+ * @example
+ * const down = { kind: 'transient', error: 'HTTP 503', reachedDownstream: true } as const;
+ * notOwnFailures([down, down, { kind: 'transient', error: 'UNABLE_TO_LOCK_ROW', reachedDownstream: true }]);
+ * // [true, true, false]
+ */
+export const notOwnFailures = (outcomes: readonly DeliveryOutcome[]): boolean[] => {
+  const sharedBy = new Map<DeliveryOutcome, number>();
+  for (const outcome of outcomes) sharedBy.set(outcome, (sharedBy.get(outcome) ?? 0) + 1);
+  return outcomes.map(
+    (outcome) =>
+      outcome.kind === 'transient' &&
+      (!outcome.reachedDownstream || outcome.notSent === true || (sharedBy.get(outcome) ?? 0) > 1),
+  );
+};
+
 /** Every message of a held downstream goes back unclaimed, hidden until about the next probe. */
 const holdBack = async (
   reads: readonly ReadMessage[],
@@ -145,8 +167,14 @@ const deliverToOneDownstream = async (
   });
   const hold = await noteDelivery(holds, downstream, noted, { probe: permit.probe, at, log: batch.log });
 
-  const written = await settleBounded(claimed, BATCH_CONCURRENCY, ({ claim }) =>
-    recordOutcome(claim, outcomeOf(claim.status.id), downstream, batch, { at, hold, probeSeconds }),
+  const notOwn = notOwnFailures(ids.map(outcomeOf));
+  const written = await settleBounded(claimed, BATCH_CONCURRENCY, ({ claim }, position) =>
+    recordOutcome(claim, outcomeOf(claim.status.id), downstream, batch, {
+      at,
+      hold,
+      probeSeconds,
+      notOwnFailure: notOwn[position],
+    }),
   );
   written.forEach((result, position) => {
     results[claimed[position].index] = result;

@@ -17,6 +17,11 @@ export interface OutcomeContext {
   at: Date;
   hold: HoldState;
   probeSeconds: number;
+  /**
+   * The transient failure is not the record's own: its call failed as a whole for several records, or it was never
+   * sent (see `notOwnFailure` in lib/delivery/deliverBatch.ts).
+   */
+  notOwnFailure?: boolean;
 }
 
 /**
@@ -80,6 +85,29 @@ export const recordOutcome = async (
     await changeVisibility(claimed, delaySeconds);
     log.info('downstream held: try given back, message waits', { ...keys, heldSince, delaySeconds });
     throw new DeliveryHeld(heldSince, delaySeconds);
+  }
+  const callFailures = status.callFailures ?? 0;
+  if (context.notOwnFailure && callFailures < settings.maxAttempts) {
+    // "A record's attempts are for its own faults" (CONTRACT section 3): a call that failed for every record in it
+    // says nothing of this one. Such give-backs have a budget of their own, so a record that makes every call it
+    // is in fail still ends `failed`.
+    const delaySeconds = retryDelaySeconds(callFailures + 1, settings.retryBaseSeconds);
+    await record({
+      status: 'accepted',
+      error: outcome.error,
+      dueAt: dueAfter(at, delaySeconds + reconcileAfterSeconds),
+      returnTry: true,
+      callFailure: true,
+    });
+    await changeVisibility(claimed, delaySeconds);
+    tally.add('retried', downstream);
+    log.warn('call failed for every record in it: try given back, retry later', {
+      ...keys,
+      attempt,
+      callFailures: callFailures + 1,
+      delaySeconds,
+    });
+    throw new DeliveryRetryLater(attempt, delaySeconds);
   }
   if (attempt >= settings.maxAttempts) {
     await record({ status: 'failed', error: outcome.error });

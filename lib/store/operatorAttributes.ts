@@ -12,6 +12,7 @@ export const OPERATOR_ATTRIBUTES = [
   'status',
   'attempts',
   'tries',
+  'callFailures',
   'acceptedAt',
   'updatedAt',
   'owner',

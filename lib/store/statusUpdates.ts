@@ -73,6 +73,8 @@ export interface AttemptOutcome {
    * probe, or a call under way when the hold opened): an outage spends no record's tries.
    */
   returnTry?: boolean;
+  /** With `returnTry`: the try is given back because its call failed for every record in it (`callFailures`). */
+  callFailure?: boolean;
 }
 
 /** Unpublished events are published by the reconciler once they have waited this long (the worker tries at once). */
@@ -139,6 +141,7 @@ export const recordAttempt = async (
       // The lease condition below guarantees our claim's count is on the record.
       set.push('tries = tries - :one');
       values[':one'] = { N: '1' };
+      if (outcome.callFailure) set.push('callFailures = if_not_exists(callFailures, :zero) + :one');
     }
     if (outcome.dueAt) {
       set.push('dueAt = :due');
@@ -220,7 +223,7 @@ export const reopenFailedRecord = async (
       '#history = list_append(if_not_exists(#history, :empty), :step),',
       'pendingEvents = list_append(if_not_exists(pendingEvents, :empty), :event),',
       'eventSequence = :sequence, eventsKind = #kind, eventsDueAt = :eventsDue',
-      'REMOVE leaseUntil, purgeKind, purgeAt, expiresAt',
+      'REMOVE leaseUntil, purgeKind, purgeAt, expiresAt, callFailures',
     ].join(' '),
     ConditionExpression:
       '#status = :failed AND updatedAt = :seen AND attribute_not_exists(personalDataRemovedAt)',

@@ -31,6 +31,13 @@ export interface StatusRecord {
    * count: a copy bounced by another worker's lease or queued again by the reconciler claims nothing.
    */
   tries?: number;
+  /**
+   * Tries given back since acceptance or the last redrive because the failure was not the record's own: a call that
+   * failed as a whole for several records, or a record never sent (an earlier call of its delivery failed, the
+   * downstream's token or CSRF fetch failed). Bounded by DELIVERY_MAX_ATTEMPTS like `tries`, so a record that makes
+   * every call it is in fail still ends (absent: none).
+   */
+  callFailures?: number;
   acceptedAt: string;
   updatedAt: string;
   /** The caller it belongs to (a client name); only that caller can look it up. */

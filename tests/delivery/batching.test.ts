@@ -5,11 +5,15 @@
  * its event published by the worker itself, a whole-call failure counts for every record and once for the hold, a
  * lost answer repeats safely, and copies of a message across batches and workers reach the downstream once.
  */
+import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { recordsTable } from '../../lib/config.ts';
+import { notOwnFailures } from '../../lib/delivery/deliverBatch.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { createDeliveryWorker } from '../../lib/delivery/worker.ts';
+import type { DeliveryOutcome } from '../../lib/downstream/types.ts';
 import { createDownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
 import { readHold } from '../../lib/outage/holdStore.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
@@ -17,12 +21,14 @@ import { salesforceDeliveryCalls } from '../../sandbox/salesforceCollections.ts'
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { sapDeliveryCalls } from '../../sandbox/sapBatch.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
+import { localClientConfig } from '../../scripts/local/aws.ts';
 import { lambdaContext } from '../factories/apiGateway.ts';
 import { startEventBridgeRecorder } from '../support/eventBridgeRecorder.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
 import {
   acceptCases,
   acceptSales,
+  DELIVERY,
   deliverAt,
   forgetHolds,
   OUTAGE,
@@ -68,6 +74,16 @@ beforeEach(async () => {
 });
 
 const T0 = new Date();
+/** Sets how many tries a record has already given back for failed calls. */
+const setCallFailures = (id: string, callFailures: number) =>
+  new DynamoDBClient(localClientConfig(aws.dynamoEndpoint)).send(
+    new UpdateItemCommand({
+      TableName: recordsTable(),
+      Key: { pk: { S: id } },
+      UpdateExpression: 'SET callFailures = :n',
+      ExpressionAttributeValues: { ':n': { N: String(callFailures) } },
+    }),
+  );
 const sapCallsSince = (from: number) => sapDeliveryCalls(sap.requests.slice(from), sap.servicePath);
 const salesforceCallsSince = (from: number) => salesforceDeliveryCalls(salesforce.requests.slice(from));
 const worker = () => createDeliveryWorker({ holds: createDownstreamHolds(OUTAGE) });
@@ -146,7 +162,7 @@ describe('batched delivery', () => {
       expect((await getStatusRecord(ids[index]))?.pendingEvents ?? []).toEqual([]);
   });
 
-  it('counts a whole-call 503 for every record, and once for the hold', async () => {
+  it('counts a whole-call 503 once for the hold, and against no record: each gives its try back', async () => {
     // Prepare
     const ids = await acceptCases(5);
     const { records } = await receive(aws.sqs, caseQueue, 5);
@@ -158,11 +174,40 @@ describe('batched delivery', () => {
     for (const id of ids) {
       expect(await getStatusRecord(id)).toMatchObject({
         status: 'accepted',
-        tries: 1,
+        tries: 0,
+        callFailures: 1,
         error: expect.stringContaining('503'),
       });
     }
     expect(await readHold('crm')).toMatchObject({ held: false, failures: 1 });
+  });
+
+  it('spends the tries once the given-back ones are used up: a record that fails every call it is in still ends', async () => {
+    // Prepare: two cases that have already given back DELIVERY_MAX_ATTEMPTS (3) tries for failed calls.
+    const ids = await acceptCases(2);
+    const { records } = await receive(aws.sqs, caseQueue, 2);
+    await Promise.all(ids.map((id) => setCallFailures(id, DELIVERY.maxAttempts)));
+    salesforce.inject({ on: 'collections', status: 503 });
+    // Act
+    const results = await deliverAt(records, createDownstreamHolds(OUTAGE), T0);
+    // Assess: this whole-call failure is counted against each record.
+    expect(results).toEqual(['DeliveryRetryLater', 'DeliveryRetryLater']);
+    for (const id of ids)
+      expect(await getStatusRecord(id)).toMatchObject({ status: 'accepted', tries: 1, callFailures: 3 });
+  });
+
+  it('counts a lone record’s failed call as its own: it spends its try', async () => {
+    // Prepare
+    const [id] = await acceptCases(1);
+    const { records } = await receive(aws.sqs, caseQueue, 1);
+    salesforce.inject({ on: 'upsert', status: 503 });
+    // Act
+    const results = await deliverAt(records, createDownstreamHolds(OUTAGE), T0);
+    // Assess
+    expect(results).toEqual(['DeliveryRetryLater']);
+    const status = await getStatusRecord(id);
+    expect(status).toMatchObject({ status: 'accepted', tries: 1 });
+    expect(status?.callFailures).toBeUndefined();
   });
 
   it('repeats a $batch whose answer was lost without a second registration', async () => {
@@ -179,7 +224,8 @@ describe('batched delivery', () => {
     expect(repeated).toEqual(Array(4).fill('done'));
     for (const id of ids) {
       expect(sap.registrations.filter((r) => r.RegistrationId === id)).toHaveLength(1);
-      expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered', tries: 2 });
+      // The lost answer failed the whole call: that try was given back.
+      expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered', tries: 1, callFailures: 1 });
     }
   });
 
@@ -216,5 +262,33 @@ describe('batched delivery', () => {
       expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered', tries: 1 });
     }
     expect((await holdStates()).erp).toEqual({ held: false });
+  });
+});
+
+describe('notOwnFailures', () => {
+  it('a shared failure, a record never sent and an unreached downstream are not the record’s; its own error is', () => {
+    // Prepare
+    const wholeCall: DeliveryOutcome = { kind: 'transient', error: 'HTTP 503', reachedDownstream: true };
+    const own: DeliveryOutcome = { kind: 'transient', error: 'UNABLE_TO_LOCK_ROW', reachedDownstream: true };
+    const notSent: DeliveryOutcome = {
+      kind: 'transient',
+      error: 'not sent',
+      reachedDownstream: false,
+      notSent: true,
+    };
+    const csrf: DeliveryOutcome = {
+      kind: 'transient',
+      error: 'CSRF token fetch failed',
+      reachedDownstream: false,
+    };
+    const refused: DeliveryOutcome = { kind: 'permanent', error: 'refused', reachedDownstream: true };
+    // Act
+    const shared = notOwnFailures([wholeCall, wholeCall, own, notSent, refused]);
+    const alone = notOwnFailures([wholeCall]);
+    const unreached = notOwnFailures([csrf]);
+    // Assess
+    expect(shared).toEqual([true, true, false, true, false]);
+    expect(alone).toEqual([false]);
+    expect(unreached).toEqual([true]);
   });
 });

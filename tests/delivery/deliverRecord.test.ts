@@ -99,13 +99,16 @@ afterEach(() => {
 });
 
 /** Marks `tries` claims as already spent on a record (its earlier tries), as the claims would have. */
-const spendTries = async (id: string, tries: number) => {
+const spendTries = async (id: string, tries: number, callFailures = 0) => {
   await dynamoClient().send(
     new UpdateItemCommand({
       TableName: recordsTable(),
       Key: { pk: { S: id } },
-      UpdateExpression: 'SET tries = :tries',
-      ExpressionAttributeValues: { ':tries': { N: String(tries) } },
+      UpdateExpression: 'SET tries = :tries, callFailures = :callFailures',
+      ExpressionAttributeValues: {
+        ':tries': { N: String(tries) },
+        ':callFailures': { N: String(callFailures) },
+      },
     }),
   );
 };
@@ -611,8 +614,26 @@ describe('a downstream that cannot even be tried', () => {
     });
   });
 
-  it('on the last attempt: failed, with no attempt counted', async () => {
+  it('gives the try back: a downstream that cannot be tried is no fault of the record', async () => {
+    // Prepare: the record's last try.
     const { id, sqsRecord, acceptedAt } = await acceptedSale(3);
+    delete process.env.ERP_USERNAME;
+    resetDownstreamClients();
+    // Act
+    const { outcome } = await deliverAt(sqsRecord, new Date(acceptedAt.getTime() + 1000));
+    // Assess
+    expect(outcome).toMatchObject({ name: 'DeliveryRetryLater' });
+    expect(await getStatusRecord(id)).toMatchObject({
+      status: 'accepted',
+      attempts: 0,
+      tries: 2,
+      callFailures: 1,
+    });
+  });
+
+  it('on the last attempt with the given-back tries spent too: failed, with no attempt counted', async () => {
+    const { id, sqsRecord, acceptedAt } = await acceptedSale(3);
+    await spendTries(id, 2, 3);
     delete process.env.ERP_USERNAME;
     resetDownstreamClients();
     const { outcome } = await deliverAt(sqsRecord, new Date(acceptedAt.getTime() + 1000));

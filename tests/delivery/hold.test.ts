@@ -91,8 +91,14 @@ describe('the worker under a downstream hold', () => {
     expect((await holdStates()).erp).toMatchObject({ held: true, reason: 'outage' });
     expect(held).toEqual(['DeliveryHeld', 'DeliveryHeld', 'DeliveryHeld']);
     expect(sapCalls()).toBe(callsBefore);
-    // The call that opened the hold gave its try back; the held batch claimed nothing.
-    expect(triesBefore).toEqual([1, 1, 0]);
+    // SAP refused the CSRF fetch each time: no record was sent, so each gave its try back (callFailures); the
+    // call that opened the hold gave its try back; the held batch claimed nothing.
+    expect(triesBefore).toEqual([0, 0, 0]);
+    expect(await Promise.all(ids.map(async (id) => (await getStatusRecord(id))?.callFailures))).toEqual([
+      1,
+      1,
+      undefined,
+    ]);
     expect(await triesOf(ids)).toEqual(triesBefore);
     for (const id of ids) {
       const status = await getStatusRecord(id);
@@ -149,7 +155,8 @@ describe('the worker under a downstream hold', () => {
     const { reconcileAfterSeconds } = reconcileSettings();
     expect(await getStatusRecord(ids[0])).toMatchObject({
       status: 'accepted',
-      tries: 1, // its own failure before the hold; the probe's try was given back
+      tries: 0, // its failure before the hold was a refused CSRF fetch, and the probe's try was given back
+      callFailures: 1,
       dueAt: secondsAfter(probeAt, 150 + reconcileAfterSeconds).toISOString(),
     });
     expect(held).toEqual([
@@ -208,7 +215,7 @@ describe('the worker under a downstream hold', () => {
     error.mockRestore();
     // Assess
     expect(probed).toEqual(['DeliveryHeld']);
-    expect(await getStatusRecord(ids[0])).toMatchObject({ status: 'accepted', tries: 1 });
+    expect(await getStatusRecord(ids[0])).toMatchObject({ status: 'accepted', tries: 0 });
     expect(ordinary).toEqual(['DeliveryRetryLater']);
     expect(await getStatusRecord(fresh)).toMatchObject({ status: 'accepted', tries: 1 });
     expect(lines).toEqual([
