@@ -14,7 +14,6 @@ const WEBHOOK_FIELDS = ['url', 'rateLimitPerSecond'];
 /** Hosts for which plain http:// is allowed: npm start's own machine, never reachable by an API destination. */
 const LOCAL_HOSTS = ['localhost', '127.0.0.1'];
 
-
 /**
  * Whether a (valid) webhook URL points at this machine: npm start delivers to it, AWS cannot.
  *

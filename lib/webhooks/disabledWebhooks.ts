@@ -33,7 +33,11 @@ export const webhookFlagKey = (client: string): string => `webhook#${client}`;
 export const tableWebhookSwitch = (table: () => string = recordsTable): WebhookSwitch => ({
   async disabled(client) {
     const out = await dynamoClient().send(
-      new GetItemCommand({ TableName: table(), Key: { pk: { S: webhookFlagKey(client) } }, ConsistentRead: true }),
+      new GetItemCommand({
+        TableName: table(),
+        Key: { pk: { S: webhookFlagKey(client) } },
+        ConsistentRead: true,
+      }),
     );
     const item = out.Item;
     if (!item) return undefined;

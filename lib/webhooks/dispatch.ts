@@ -10,11 +10,11 @@ import { DEFAULT_WEBHOOK_RATE_LIMIT } from '../clients/webhookRules.cjs';
 import type { RecordStateChanged } from '../events/types.ts';
 import { webhookEventOf, webhookIdOf } from '../events/webhookEvent.ts';
 import { type AttemptOutcome, attemptWebhook } from './attempt.ts';
+import type { WebhookSwitch } from './disabledWebhooks.ts';
 import type { RateLimiter } from './rateLimit.ts';
 import { nextAttemptAt, type RetrySchedule, WEBHOOK_RETRY_SCHEDULE } from './retrySchedule.ts';
 import { signingSecrets, type WebhookSecrets } from './secrets.ts';
 import { signWebhook } from './signing.ts';
-import type { WebhookSwitch } from './disabledWebhooks.ts';
 
 /** SQS's longest visibility timeout: 12 hours. */
 export const MAX_VISIBILITY_SECONDS = 43_200;
@@ -66,7 +66,9 @@ export const configuredTarget = (client: string): WebhookTarget | undefined => {
 const eventOfMessage = (body: string): RecordStateChanged | undefined => {
   try {
     const detail = (JSON.parse(body) as { detail?: unknown }).detail as RecordStateChanged | undefined;
-    return detail && typeof detail.client === 'string' && typeof detail.eventId === 'string' ? detail : undefined;
+    return detail && typeof detail.client === 'string' && typeof detail.eventId === 'string'
+      ? detail
+      : undefined;
   } catch {
     return undefined;
   }

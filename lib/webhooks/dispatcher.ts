@@ -13,7 +13,7 @@ import { logger } from '../observability/logger.ts';
 import { metrics } from '../observability/metrics.ts';
 import { required } from '../settings.ts';
 import { loadAwsWebhookSecrets } from './awsSecrets.ts';
-import { type WebhookSwitch, tableWebhookSwitch } from './disabledWebhooks.ts';
+import { tableWebhookSwitch, type WebhookSwitch } from './disabledWebhooks.ts';
 import {
   configuredTarget,
   type DispatchDependencies,

@@ -46,7 +46,10 @@ export const retryWindow = (k: number, schedule: RetrySchedule): { startMs: numb
 export const webhookAttempts = (schedule: RetrySchedule = WEBHOOK_RETRY_SCHEDULE): number => {
   let k = 1;
   // The doubling part by steps, the rest at once.
-  while (retryWindow(k, schedule).lengthMs < schedule.capMs && retryWindow(k, schedule).startMs < schedule.spanMs)
+  while (
+    retryWindow(k, schedule).lengthMs < schedule.capMs &&
+    retryWindow(k, schedule).startMs < schedule.spanMs
+  )
     k++;
   const { startMs, lengthMs } = retryWindow(k, schedule);
   if (startMs < schedule.spanMs) k += Math.ceil((schedule.spanMs - startMs) / lengthMs);

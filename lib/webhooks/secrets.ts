@@ -16,9 +16,7 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
  * A client's secrets as kept (in `.data/webhook-secrets.json` locally, in the client's Secrets Manager secret on
  * AWS): a plain `whsec_…` string, or during a rotation `{current, previous, rotatedAt}`.
  */
-export type StoredWebhookSecret =
-  | string
-  | { current: string; previous?: string; rotatedAt?: string };
+export type StoredWebhookSecret = string | { current: string; previous?: string; rotatedAt?: string };
 
 /** A client's secrets, checked. */
 export interface WebhookSecrets {
@@ -132,5 +130,9 @@ export const rotateWebhookSecrets = (
  * @example
  * settledWebhookSecrets({ current, previous, rotatedAt: longAgo }, new Date(), 86_400_000) // { current }
  */
-export const settledWebhookSecrets = (secrets: WebhookSecrets, now: Date, windowMs: number): WebhookSecrets =>
+export const settledWebhookSecrets = (
+  secrets: WebhookSecrets,
+  now: Date,
+  windowMs: number,
+): WebhookSecrets =>
   signingSecrets(secrets, now, windowMs).length > 1 ? secrets : { current: secrets.current };

@@ -11,8 +11,6 @@ import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.t
 import type { WebhookSwitch } from '../../lib/webhooks/disabledWebhooks.ts';
 import type { WebhookSecrets } from '../../lib/webhooks/secrets.ts';
 import { localRegion } from './project.ts';
-import { fileWebhookSwitch } from './webhookFlags.ts';
-import { watchedWebhookSecrets } from './webhookSecrets.ts';
 import {
   createWebhookDispatcher,
   stderrLog,
@@ -20,7 +18,9 @@ import {
   type WebhookLog,
   type WebhookRoute,
 } from './webhookDispatcher.ts';
+import { fileWebhookSwitch } from './webhookFlags.ts';
 import { type WebhookRetrySettings, webhookRetrySettings } from './webhookRetry.ts';
+import { watchedWebhookSecrets } from './webhookSecrets.ts';
 import { type EventEnvelope, openWebhookStore, type WebhookStore } from './webhookStore.ts';
 
 /** The account every local ARN and envelope names. */

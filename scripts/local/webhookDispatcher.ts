@@ -150,7 +150,12 @@ export const createWebhookDispatcher = (options: WebhookDispatcherOptions): Webh
       const outcome = await attemptWebhook({
         url: route.url,
         body,
-        headers: signWebhook({ id: webhookIdOf(event), body, secrets: signingSecrets(secrets, at, windowMs), at }),
+        headers: signWebhook({
+          id: webhookIdOf(event),
+          body,
+          secrets: signingSecrets(secrets, at, windowMs),
+          at,
+        }),
         timeoutMs: settings.timeoutMs,
         userAgent: 'dealer-gateway-local-event-bus',
         signal: stopping.signal,
@@ -185,7 +190,9 @@ export const createWebhookDispatcher = (options: WebhookDispatcherOptions): Webh
         eventId: delivery.id,
         client: delivery.client,
         errorName: error instanceof Error ? error.name : typeof error,
-        ...(error instanceof Error && error.message.includes('webhook secret') ? { error: error.message } : {}),
+        ...(error instanceof Error && error.message.includes('webhook secret')
+          ? { error: error.message }
+          : {}),
       });
       schedule(delivery, Date.now() + settings.capMs);
     }

@@ -21,6 +21,7 @@ export const webhookRetrySettings = (env: NodeJS.ProcessEnv = process.env): Webh
   baseMs: positiveInteger('LOCAL_WEBHOOK_RETRY_BASE_MS', env.LOCAL_WEBHOOK_RETRY_BASE_MS, 1000),
   capMs: positiveInteger('LOCAL_WEBHOOK_RETRY_CAP_MS', env.LOCAL_WEBHOOK_RETRY_CAP_MS, 60_000),
   spanMs:
-    positiveInteger('LOCAL_WEBHOOK_RETRY_SPAN_SECONDS', env.LOCAL_WEBHOOK_RETRY_SPAN_SECONDS, 3 * 86_400) * 1000,
+    positiveInteger('LOCAL_WEBHOOK_RETRY_SPAN_SECONDS', env.LOCAL_WEBHOOK_RETRY_SPAN_SECONDS, 3 * 86_400) *
+    1000,
   timeoutMs: positiveInteger('LOCAL_WEBHOOK_TIMEOUT_MS', env.LOCAL_WEBHOOK_TIMEOUT_MS, 5000),
 });

@@ -94,7 +94,10 @@ export const rotateLocalWebhookSecret = (dataDir: string, client: string, now: D
   const stored = readStored(file);
   const before = stored[client] === undefined ? undefined : parseWebhookSecrets(client, stored[client], file);
   const after = rotateWebhookSecrets(before, now);
-  writeStored(dataDir, { ...(stored as Record<string, StoredWebhookSecret>), [client]: storedWebhookSecrets(after) });
+  writeStored(dataDir, {
+    ...(stored as Record<string, StoredWebhookSecret>),
+    [client]: storedWebhookSecrets(after),
+  });
   return after;
 };
 

@@ -6,8 +6,8 @@ import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
 import type { Client } from '../../lib/clients/types.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../sandbox/webhookReceiver.ts';
 import { type LocalEventBus, startLocalEventBus } from './eventBus.ts';
-import { describeWebhookRoutes, localWebhookRoutes } from './webhookRoutes.ts';
 import { fileWebhookSwitch } from './webhookFlags.ts';
+import { describeWebhookRoutes, localWebhookRoutes } from './webhookRoutes.ts';
 import { ensureWebhookSecrets, watchedWebhookSecrets } from './webhookSecrets.ts';
 
 export interface LocalWebhooks {

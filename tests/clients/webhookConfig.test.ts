@@ -14,7 +14,6 @@ const { generate } = require('../../deploy/apiKeys.cjs') as {
   generate: (config: ClientsConfig, at: { service: string; stage: string }) => unknown;
 };
 
-
 /** The project's configuration with the first client's webhook replaced (undefined: none). */
 const withWebhook = (webhook: unknown): ClientsConfig => {
   const config = structuredClone(clientsConfig);
@@ -85,11 +84,7 @@ describe('a client webhook in config/clients.json', () => {
       { url: 'http://localhost.example.com/' },
       'url "http://localhost.example.com/" must be an https:// URL (http:// only for localhost)',
     ],
-    [
-      'ftp',
-      { url: 'ftp://x' },
-      'url "ftp://x" must be an https:// URL (http:// only for localhost)',
-    ],
+    ['ftp', { url: 'ftp://x' }, 'url "ftp://x" must be an https:// URL (http:// only for localhost)'],
     [
       'credentials in the URL',
       { url: 'https://user:pw@h.example/e' },

@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
-import { webhookEventOf } from '../../lib/events/webhookEvent.ts';
 import type { RecordStateChanged } from '../../lib/events/types.ts';
+import { webhookEventOf } from '../../lib/events/webhookEvent.ts';
 import { newWebhookSecret, type WebhookSecrets } from '../../lib/webhooks/secrets.ts';
 import { type LocalEventBus, startLocalEventBus } from '../../scripts/local/eventBus.ts';
 import type { WebhookRoute } from '../../scripts/local/webhookDispatcher.ts';
@@ -78,13 +78,14 @@ const route = (url: string, extra: Partial<WebhookRoute> = {}): WebhookRoute => 
 
 /** Each client's secrets (a new one per client, made on first use; a test may set a rotation). */
 const secrets = new Map<string, WebhookSecrets>();
-const secretsOf = (client: string) => {
-  if (!secrets.has(client)) secrets.set(client, { current: newWebhookSecret() });
-  return secrets.get(client);
+const secretsOf = (client: string): WebhookSecrets => {
+  const known = secrets.get(client) ?? { current: newWebhookSecret() };
+  secrets.set(client, known);
+  return known;
 };
 
 /** Verifies a call as the client would, with the official library: the parsed body, or throws. */
-const verified = (call: Call, secret = secretsOf('a')?.current as string) =>
+const verified = (call: Call, secret = secretsOf('a').current) =>
   new Webhook(secret).verify(call.raw, call.headers as Record<string, string>);
 
 const startBus = async (
@@ -168,8 +169,8 @@ describe('the local event bus (PutEvents → webhooks)', () => {
     expect(Number(call.headers['webhook-timestamp'])).toBeCloseTo(Date.now() / 1000, -2);
     expect(call.headers['content-type']).toMatch(/^application\/json/);
     // Negative control: another client's secret does not verify, and no header carries a secret.
-    expect(() => verified(call, secretsOf('b')?.current)).toThrow('No matching signature found');
-    const secretBody = (secretsOf('a')?.current as string).slice('whsec_'.length);
+    expect(() => verified(call, secretsOf('b').current)).toThrow('No matching signature found');
+    const secretBody = secretsOf('a').current.slice('whsec_'.length);
     expect(JSON.stringify(call.headers)).not.toContain(secretBody);
     expect(call.headers['x-dealer-gateway-secret']).toBeUndefined();
     await until(async () => (await files(bus.store.pendingDir)).length === 0);
@@ -258,10 +259,11 @@ describe('the local event bus (PutEvents → webhooks)', () => {
     await sleep(100);
     // Assess
     expect(answer.body.FailedEntryCount).toBe(0);
-    const recordsOf = (calls: Call[]) => calls.map((call) => (call.body.data as { recordId: string }).recordId);
+    const recordsOf = (calls: Call[]) =>
+      calls.map((call) => (call.body.data as { recordId: string }).recordId);
     expect(recordsOf(hookA.calls)).toEqual(['rec-a', 'rec-a']);
     expect(recordsOf(hookB.calls)).toEqual(['rec-b']);
-    expect(verified(hookB.calls[0], secretsOf('b')?.current)).toBeTruthy();
+    expect(verified(hookB.calls[0], secretsOf('b').current)).toBeTruthy();
     // c and nobody: no rule matched, nothing kept.
     expect(await files(bus.store.pendingDir)).toEqual([]);
     expect(await files(bus.store.deadDir)).toEqual([]);
@@ -324,7 +326,11 @@ describe('the local event bus (PutEvents → webhooks)', () => {
     expect(wasDisabled).toBe(true);
     expect(await flags.disabled('a')).toBeUndefined();
     expect(await files(bus.store.deadDir)).toEqual([]);
-    expect(logs.find((log) => log.status === 410)).toMatchObject({ level: 'ERROR', client: 'a', attempts: 1 });
+    expect(logs.find((log) => log.status === 410)).toMatchObject({
+      level: 'ERROR',
+      client: 'a',
+      attempts: 1,
+    });
   });
 
   it('gives up once the retry schedule is used up, into the dead directory', async () => {

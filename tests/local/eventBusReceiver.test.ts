@@ -1,8 +1,8 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { readFileSync, writeFileSync } from 'node:fs';
 import type { Client } from '../../lib/clients/types.ts';
 import { newWebhookSecret } from '../../lib/webhooks/secrets.ts';
 import { signWebhook } from '../../lib/webhooks/signing.ts';
@@ -96,7 +96,9 @@ describe('the sandbox webhook receiver', () => {
     expect([missing.status, wrong.status, stale.status, changed.status, unknown.status]).toEqual([
       401, 401, 401, 401, 404,
     ]);
-    expect(await missing.json()).toEqual({ message: 'webhook signature not verified for a: Missing required headers' });
+    expect(await missing.json()).toEqual({
+      message: 'webhook signature not verified for a: Missing required headers',
+    });
     const shown = await get<{ verified: boolean; verificationError: string }[]>(receiver, '/hooks');
     expect(shown.map((event) => [event.verified, event.verificationError])).toEqual([
       [false, 'No matching signature found'],
@@ -133,7 +135,13 @@ describe('the sandbox webhook receiver', () => {
     const after = await startReceiver(dir);
     // Assess
     expect(await get(after, '/hooks/a')).toEqual([
-      { client: 'a', receivedAt: expect.any(String), verified: true, webhookId: expect.any(String), event: { id: 'kept' } },
+      {
+        client: 'a',
+        receivedAt: expect.any(String),
+        verified: true,
+        webhookId: expect.any(String),
+        event: { id: 'kept' },
+      },
     ]);
   });
 });
@@ -205,7 +213,10 @@ describe('where npm start sends each webhook', () => {
     // Prepare: the file as earlier versions wrote it.
     const dir = await dataDir();
     const file = join(dir, 'webhook-secrets.json');
-    writeFileSync(file, JSON.stringify({ 'dealer-gateway/remote/webhook': 'whsec-abcdefghijklmnopqrstuvwxyz012345' }));
+    writeFileSync(
+      file,
+      JSON.stringify({ 'dealer-gateway/remote/webhook': 'whsec-abcdefghijklmnopqrstuvwxyz012345' }),
+    );
     // Act
     const migrated = ensureWebhookSecrets(dir, ['remote']);
     // Assess

@@ -35,8 +35,11 @@ describe('the webhook retry schedule: 3 days, exponential backoff, full jitter',
     // Act
     const windows = Array.from({ length: 12 }, (_, i) => retryWindow(i + 1, WEBHOOK_RETRY_SCHEDULE));
     // Assess
-    expect(windows.map((w) => w.lengthMs / 60_000)).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 360, 360, 360]);
-    windows.slice(1).forEach((w, i) => expect(w.startMs).toBe(windows[i].startMs + windows[i].lengthMs));
+    expect(windows.map((w) => w.lengthMs / 60_000)).toEqual([
+      1, 2, 4, 8, 16, 32, 64, 128, 256, 360, 360, 360,
+    ]);
+    for (const [i, w] of windows.slice(1).entries())
+      expect(w.startMs).toBe(windows[i].startMs + windows[i].lengthMs);
     expect(nextAttemptAt(1000, 1, WEBHOOK_RETRY_SCHEDULE, () => 0)).toBe(1000);
     expect(nextAttemptAt(1000, 1, WEBHOOK_RETRY_SCHEDULE, () => 0.5)).toBe(31_000);
     expect(nextAttemptAt(1000, 3, WEBHOOK_RETRY_SCHEDULE, () => 0.999_999)).toBe(1000 + 3 * 60_000 + 239_999);

@@ -10,7 +10,11 @@ import {
 import { signWebhook } from '../../lib/webhooks/signing.ts';
 
 const HOUR = 3_600_000;
-const body = JSON.stringify({ type: 'record.delivered', timestamp: '2026-11-27T08:00:00.000Z', data: { sequence: 2 } });
+const body = JSON.stringify({
+  type: 'record.delivered',
+  timestamp: '2026-11-27T08:00:00.000Z',
+  data: { sequence: 2 },
+});
 const id = 'rec-1:2026-11-27T08:00:00.000Z';
 
 /** Verifies as an integrator does, with the official library (its clock: now). */
@@ -95,9 +99,9 @@ describe('webhook secrets: whsec_ and the base64 of 24 to 64 bytes, refused othe
 
   it('checks both secrets of a rotation and its time', () => {
     const current = newWebhookSecret();
-    expect(() => parseWebhookSecrets('a', { current, previous: 'x', rotatedAt: '2026-11-27T00:00:00Z' }, where)).toThrow(
-      'client "a" (previous) must be whsec_',
-    );
+    expect(() =>
+      parseWebhookSecrets('a', { current, previous: 'x', rotatedAt: '2026-11-27T00:00:00Z' }, where),
+    ).toThrow('client "a" (previous) must be whsec_');
     expect(() => parseWebhookSecrets('a', { current, previous: current, rotatedAt: 'soon' }, where)).toThrow(
       'client "a" (rotatedAt) must be an ISO 8601 time',
     );
