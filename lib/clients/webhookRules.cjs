@@ -11,7 +11,7 @@ const MAX_WEBHOOK_RATE_LIMIT = 300;
 /** The fields a webhook may have (anything else is a typo that would otherwise be ignored silently). */
 const WEBHOOK_FIELDS = ['url', 'rateLimitPerSecond'];
 
-/** Hosts for which plain http:// is allowed: npm start's own machine, never reachable by an API destination. */
+/** Hosts for which plain http:// is allowed: npm start's own machine, never reachable from AWS. */
 const LOCAL_HOSTS = ['localhost', '127.0.0.1'];
 
 /**

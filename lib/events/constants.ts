@@ -3,4 +3,3 @@ export const EVENT_SOURCE = 'dealer-gateway';
 
 /** The `detail-type` of a record's change of state (detail: {@link RecordStateChanged}). */
 export const RECORD_STATE_CHANGED = 'Record state changed';
-

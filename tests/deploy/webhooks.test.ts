@@ -80,7 +80,6 @@ describe('deploy/webhooks.cjs', () => {
     expect(JSON.stringify(secrets?.Resource)).toBe(
       JSON.stringify(
         ['north-dealer', 'south-dealer'].map((client) => ({
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation's Fn::Sub placeholders
           'Fn::Sub': `arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:dealer-gateway/ci/webhooks/${client}-??????`,
         })),
       ),
