@@ -9,7 +9,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { sqsClient } from '../aws/clients.ts';
 import { ChangeMessageVisibilityCommand } from '../aws/jsonProtocol/sqs.ts';
-import { logger } from '../observability/logger.ts';
+import { errorSummary, logger } from '../observability/logger.ts';
 import { metrics } from '../observability/metrics.ts';
 import { required } from '../settings.ts';
 import { loadAwsWebhookSecrets } from './awsSecrets.ts';
@@ -79,7 +79,12 @@ export const createWebhookDispatcher = (overrides: Partial<DispatchDependencies>
     return processPartialResponse(
       event,
       async (record: SQSRecord) => {
-        const result = await dispatchWebhookMessage(record, deps);
+        const result = await dispatchWebhookMessage(record, deps).catch((error: unknown) => {
+          // The try could not be made (the flag or the secret unreadable, a secret not whsec_): the message comes
+          // back after the queue's visibility timeout.
+          logger.error('webhook try not made', { messageId: record.messageId, ...errorSummary(error) });
+          throw error;
+        });
         report(result);
         if (result.outcome === 'retry') throw new WebhookRetryLater(result.error);
         if (result.outcome === 'givenUp') throw new WebhookGivenUp(result.error);
