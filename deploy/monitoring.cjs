@@ -131,19 +131,23 @@ module.exports = async ({ resolveVariable }) => {
       ComparisonOperator: 'GreaterThanThreshold',
     },
   );
-  // A webhook's dead letters: events EventBridge gave up on after 24 hours of retries (or the receiver refused).
-  // On messages sent to the queue, not its depth, for the reason given above. Not locally: no such queues there.
+  // A client's webhook failing: the dispatcher counts each failed try, a 410, an event dropped while disabled and
+  // one given up after 3 days (then in WebhookDeadLetterQueue) as `webhookFailed` with the client's name
+  // (lib/webhooks/dispatcher.ts); one alarm per client says whose webhook it is. Tries grow rarer (windows up to
+  // 6 h), so the alarm looks at 6 hours. Not locally: no dispatcher there.
   if (stage !== constants.LOCAL_STAGE) {
     for (const client of webhookClients(clientsConfig, { service, stage })) {
-      const ids = webhookIds(client.name);
-      resources[ids.alarm] = alarm(
-        `Events of client ${client.name} could not be delivered to its webhook; see the README, "Events and webhooks"`,
+      resources[webhookIds(client.name).alarm] = alarm(
+        `The webhook of client ${client.name} is failing (or disabled after a 410); see docs/operations.md, "Webhooks"`,
         {
-          Namespace: 'AWS/SQS',
-          MetricName: 'NumberOfMessagesSent',
-          Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [ids.deadLetters, 'QueueName'] } }],
+          Namespace: namespace,
+          MetricName: 'webhookFailed',
+          Dimensions: [
+            { Name: 'service', Value: service },
+            { Name: 'client', Value: client.name },
+          ],
           Statistic: 'Sum',
-          Period: 60,
+          Period: 21600,
           Threshold: 0,
           ComparisonOperator: 'GreaterThanThreshold',
         },

@@ -1,24 +1,26 @@
 /**
  * The sandbox webhook receiver: stands in for the clients' webhooks in npm start and shows what arrived.
  *
- * - POST /hooks/<client>: checks the secret header against that client's secret (401 when wrong), keeps the event
- *   (in memory and appended to `<dataDir>/webhook-receiver/received.jsonl`, so it survives a restart), answers 200.
+ * - POST /hooks/<client>: verifies the Standard Webhooks signature (webhook-id, webhook-timestamp,
+ *   webhook-signature) with the official `standardwebhooks` library and that client's secret, as an integrator
+ *   would; keeps the event with the result (`verified`; in memory and appended to
+ *   `<dataDir>/webhook-receiver/received.jsonl`, so it survives a restart) and answers 200, or 401 when the
+ *   signature is missing or does not verify (kept too, `verified: false`, so that what was refused shows).
  * - GET /hooks, GET /hooks/<client>: what arrived, newest first (JSON).
  * - POST /hooks/_faults {"status": 503, "count": 3, "delayMs"?: 0, "client"?: "..."}: the next `count` calls
  *   (of that client, or any) answer `status` without keeping the event (with `delayMs` only: answer late);
  *   GET /hooks/_faults lists what is left of them, DELETE /hooks/_faults clears them.
  */
-import { timingSafeEqual } from 'node:crypto';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { WEBHOOK_SECRET_HEADER } from '../lib/events/constants.ts';
+import { Webhook } from 'standardwebhooks';
 import { type Exchange, type LoggedRequest, startSandboxServer } from './server.ts';
 
 export interface WebhookReceiverOptions {
   /** Where received events are kept across restarts; without it, in memory only. */
   dataDir?: string;
-  /** The secret a client's webhook calls must carry; undefined: the client has no webhook here (404). */
-  secretOf: (client: string) => string | undefined;
+  /** The secrets a client's webhook calls are verified with (any one); undefined: no webhook here (404). */
+  secretsOf: (client: string) => readonly string[] | undefined;
   /** Default 0: any free port. */
   port?: number;
 }
@@ -27,7 +29,13 @@ export interface WebhookReceiverOptions {
 export interface ReceivedEvent {
   client: string;
   receivedAt: string;
-  /** The body as posted: the EventBridge envelope. */
+  /** Whether the signature verified (the event was refused with 401 otherwise). */
+  verified: boolean;
+  /** The `webhook-id` header. */
+  webhookId?: string;
+  /** Why it did not verify (the library's message). */
+  verificationError?: string;
+  /** The body as posted (JSON), or its text when it is not JSON. */
   event: unknown;
 }
 
@@ -53,18 +61,41 @@ export interface WebhookReceiver {
   stop(): Promise<void>;
 }
 
-const sameSecret = (given: string | undefined, expected: string) => {
-  const a = Buffer.from(given ?? '');
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+/** The first header of a name. */
+const headerOf = (headers: Record<string, string | string[] | undefined>, name: string) => {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+/** Verifies a body with any of the secrets: undefined when one verifies, else the library's last complaint. */
+const verificationError = (
+  body: string,
+  headers: Record<string, string | string[] | undefined>,
+  secrets: readonly string[],
+): string | undefined => {
+  const signed: Record<string, string> = {};
+  for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+    const value = headerOf(headers, name);
+    if (value !== undefined) signed[name] = value;
+  }
+  let complaint = 'no secret';
+  for (const secret of secrets) {
+    try {
+      new Webhook(secret).verify(body, signed);
+      return undefined;
+    } catch (error) {
+      complaint = error instanceof Error ? error.message : String(error);
+    }
+  }
+  return complaint;
 };
 
 /**
  * Starts the receiver, loading what earlier runs received from `dataDir`.
  *
  * @example
- * const receiver = await startWebhookReceiver({ dataDir: '.data', secretOf: (client) => secrets[client] });
- * // POST `${receiver.url}/hooks/example-dealer` with X-Dealer-Gateway-Secret → 200; GET /hooks lists it
+ * const receiver = await startWebhookReceiver({ dataDir: '.data', secretsOf: (client) => [secrets[client]] });
+ * // POST `${receiver.url}/hooks/example-dealer`, signed → 200 (verified: true); unsigned → 401; GET /hooks lists both
  */
 export async function startWebhookReceiver(options: WebhookReceiverOptions): Promise<WebhookReceiver> {
   const dir = options.dataDir ? join(options.dataDir, 'webhook-receiver') : undefined;
@@ -123,28 +154,33 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
     if (exchange.method === 'GET') return exchange.reply(200, newestFirst(client));
     if (exchange.method !== 'POST') return exchange.reply(405, { message: 'GET or POST' });
 
-    const expected = options.secretOf(client);
-    if (expected === undefined)
+    const secrets = options.secretsOf(client);
+    if (secrets === undefined)
       return exchange.reply(404, { message: `no webhook is declared for ${client}` });
-    const given = exchange.headers[WEBHOOK_SECRET_HEADER.toLowerCase()];
-    if (!sameSecret(Array.isArray(given) ? given[0] : given, expected)) {
-      return exchange.reply(401, {
-        message: `missing or wrong ${WEBHOOK_SECRET_HEADER} header for ${client}`,
-      });
+    const problem = verificationError(exchange.body, exchange.headers, secrets);
+    const keep = async (received: ReceivedEvent) => {
+      // On disk before the answer: what the receiver acknowledged (or refused) survives its restart.
+      if (file) await appendFile(file, `${JSON.stringify(received)}\n`, { mode: 0o600 });
+      events.push(received);
+    };
+    const parsed = (() => {
+      try {
+        return JSON.parse(exchange.body) as unknown;
+      } catch {
+        return exchange.body;
+      }
+    })();
+    const webhookId = headerOf(exchange.headers, 'webhook-id');
+    const base = { client, receivedAt: new Date().toISOString(), ...(webhookId ? { webhookId } : {}) };
+    if (problem !== undefined) {
+      await keep({ ...base, verified: false, verificationError: problem, event: parsed });
+      return exchange.reply(401, { message: `webhook signature not verified for ${client}: ${problem}` });
     }
     const fault = takeFault(client);
     if (fault?.delayMs) await exchange.wait(fault.delayMs);
     if (fault?.status) return exchange.reply(fault.status, { message: `sandbox fault: ${fault.status}` });
-    let event: unknown;
-    try {
-      event = JSON.parse(exchange.body);
-    } catch {
-      return exchange.reply(400, { message: 'the body must be JSON' });
-    }
-    const received: ReceivedEvent = { client, receivedAt: new Date().toISOString(), event };
-    // On disk before the 200: what the receiver acknowledged survives its restart.
-    if (file) await appendFile(file, `${JSON.stringify(received)}\n`, { mode: 0o600 });
-    events.push(received);
+    if (typeof parsed === 'string') return exchange.reply(400, { message: 'the body must be JSON' });
+    await keep({ ...base, verified: true, event: parsed });
     return exchange.reply(200, { received: true });
   };
 

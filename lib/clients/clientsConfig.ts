@@ -12,7 +12,7 @@ const fail = (what: string): never => {
  * bad file never deploys quietly.
  *
  * @example
- * checkClientsConfig({ clients: [{ name: 'a', dealers: [], webhook: { url: 'ftp://x', secretName: 's' } }], browserForms })
+ * checkClientsConfig({ clients: [{ name: 'a', dealers: [], webhook: { url: 'ftp://x' } }], browserForms })
  * // throws: config/clients.json: client "a": webhook.url "ftp://x" must be an https:// URL (http:// only for localhost)
  */
 export const checkClientsConfig = (candidate: ClientsConfig): ClientsConfig => {

@@ -11,15 +11,14 @@ export interface Client {
 }
 
 /**
- * A client's webhook: on AWS an EventBridge API destination posts each `Record state changed` event of the client's
- * records to `url`, with the secret named `secretName` in the X-Dealer-Gateway-Secret header.
+ * A client's webhook: each state change of the client's records is posted to `url`, signed per Standard Webhooks
+ * with the client's `whsec_` secret of the stage (lib/webhooks; on AWS in Secrets Manager as
+ * `<service>/<stage>/webhooks/<client>`, locally in `.data/webhook-secrets.json`).
  */
 export interface Webhook {
   /** https:// (http:// only for localhost or 127.0.0.1, which only npm start can reach). */
   url: string;
-  /** The Secrets Manager secret (a plain string) whose value the receiver checks in the header. */
-  secretName: string;
-  /** Invocations per second EventBridge allows the destination (1 to 300; 10 when omitted). */
+  /** Calls per second the webhook gets at most (1 to 300; 10 when omitted). */
   rateLimitPerSecond?: number;
 }
 

@@ -4,18 +4,15 @@
 // dependencies: esbuild bundles it into the functions, Node imports its named exports from ESM.
 'use strict';
 
-/** EventBridge's default for an API destination's invocations per second, and its ceiling. */
+/** A webhook's calls per second by default, and the most it may ask for. */
 const DEFAULT_WEBHOOK_RATE_LIMIT = 10;
 const MAX_WEBHOOK_RATE_LIMIT = 300;
 
 /** The fields a webhook may have (anything else is a typo that would otherwise be ignored silently). */
-const WEBHOOK_FIELDS = ['url', 'secretName', 'rateLimitPerSecond'];
+const WEBHOOK_FIELDS = ['url', 'rateLimitPerSecond'];
 
-/** Hosts for which plain http:// is allowed: npm start's own machine, never reachable by an API destination. */
+/** Hosts for which plain http:// is allowed: npm start's own machine, never reachable from AWS. */
 const LOCAL_HOSTS = ['localhost', '127.0.0.1'];
-
-/** Secrets Manager's name rule: 1 to 512 of letters, digits and /_+=.@- */
-const SECRET_NAME = /^[A-Za-z0-9/_+=.@-]{1,512}$/;
 
 /**
  * Whether a (valid) webhook URL points at this machine: npm start delivers to it, AWS cannot.
@@ -30,7 +27,7 @@ const isLocalWebhookUrl = (url) => LOCAL_HOSTS.includes(new URL(url).hostname);
  * the client declares none).
  *
  * @example
- * webhookProblem({ name: 'example-dealer', webhook: { url: 'ftp://x', secretName: 's' } })
+ * webhookProblem({ name: 'example-dealer', webhook: { url: 'ftp://x' } })
  * // 'client "example-dealer": webhook.url "ftp://x" must be an https:// URL (http:// only for localhost)'
  */
 const webhookProblem = (client) => {
@@ -38,24 +35,23 @@ const webhookProblem = (client) => {
   if (webhook === undefined) return undefined;
   const where = `client "${client.name}"`;
   if (webhook === null || typeof webhook !== 'object' || Array.isArray(webhook))
-    return `${where}: webhook must be an object {"url", "secretName", "rateLimitPerSecond"?}`;
+    return `${where}: webhook must be an object {"url", "rateLimitPerSecond"?}`;
+  // The secret is no longer named here: it is one per client and stage (<service>/<stage>/webhooks/<client>).
+  if ('secretName' in webhook)
+    return `${where}: webhook.secretName is no longer used: the webhook's whsec_ secret is kept per stage (Secrets Manager <service>/<stage>/webhooks/${client.name}; npm run webhook-secret -- rotate ${client.name})`;
   const unknown = Object.keys(webhook).find((field) => !WEBHOOK_FIELDS.includes(field));
   if (unknown !== undefined)
     return `${where}: webhook.${unknown} is not a webhook field (${WEBHOOK_FIELDS.join(', ')})`;
-  const { url, secretName, rateLimitPerSecond } = webhook;
+  const { url, rateLimitPerSecond } = webhook;
   if (typeof url !== 'string' || !URL.canParse(url))
     return `${where}: webhook.url ${JSON.stringify(url)} is not a URL`;
   const parsed = new URL(url);
   const secure =
     parsed.protocol === 'https:' || (parsed.protocol === 'http:' && LOCAL_HOSTS.includes(parsed.hostname));
   if (!secure) return `${where}: webhook.url "${url}" must be an https:// URL (http:// only for localhost)`;
-  // Credentials in the URL would land in the template and in logs; the secret header is the way to authenticate.
+  // Credentials in the URL would land in the template and in logs; the receiver checks the signature instead.
   if (parsed.username || parsed.password)
-    return `${where}: webhook.url must not carry a user name or password (the secret goes in a header)`;
-  if (secretName === undefined)
-    return `${where}: webhook.secretName is missing (a Secrets Manager secret name)`;
-  if (typeof secretName !== 'string' || !SECRET_NAME.test(secretName))
-    return `${where}: webhook.secretName ${JSON.stringify(secretName)} must be a Secrets Manager secret name (1 to 512 of letters, digits and /_+=.@-)`;
+    return `${where}: webhook.url must not carry a user name or password (the receiver verifies the signature)`;
   if (
     rateLimitPerSecond !== undefined &&
     !(

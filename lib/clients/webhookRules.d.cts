@@ -1,8 +1,8 @@
 import type { Client } from './types.ts';
 
-/** EventBridge's default for an API destination's invocations per second. */
+/** A webhook's calls per second by default. */
 export declare const DEFAULT_WEBHOOK_RATE_LIMIT: number;
-/** EventBridge's ceiling for an API destination's invocations per second. */
+/** The most calls per second a webhook may ask for. */
 export declare const MAX_WEBHOOK_RATE_LIMIT: number;
 /** Whether a (valid) webhook URL points at this machine (localhost or 127.0.0.1). */
 export declare const isLocalWebhookUrl: (url: string) => boolean;

@@ -8,6 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
+import type { WebhookSwitch } from '../../lib/webhooks/disabledWebhooks.ts';
+import type { WebhookSecrets } from '../../lib/webhooks/secrets.ts';
 import { localRegion } from './project.ts';
 import {
   createWebhookDispatcher,
@@ -16,7 +18,9 @@ import {
   type WebhookLog,
   type WebhookRoute,
 } from './webhookDispatcher.ts';
+import { fileWebhookSwitch } from './webhookFlags.ts';
 import { type WebhookRetrySettings, webhookRetrySettings } from './webhookRetry.ts';
+import { watchedWebhookSecrets } from './webhookSecrets.ts';
 import { type EventEnvelope, openWebhookStore, type WebhookStore } from './webhookStore.ts';
 
 /** The account every local ARN and envelope names. */
@@ -33,6 +37,14 @@ export interface LocalEventBusOptions {
   busNames?: string[];
   /** The client's webhook; undefined when it declares none (its events match no rule). */
   routeOf: (client: string) => WebhookRoute | undefined;
+  /** The client's webhook secrets now; default: `<dataDir>/webhook-secrets.json` as it stands. */
+  secretsOf?: (client: string) => WebhookSecrets | undefined;
+  /** Disabled webhooks; default: `<dataDir>/webhook-disabled.json`. */
+  flags?: WebhookSwitch;
+  /** For tests: the signatures' and rotation window's clock. */
+  now?: () => number;
+  /** For tests: the jitter's random source. */
+  random?: () => number;
   region?: string;
   settings?: WebhookRetrySettings;
   log?: WebhookLog;
@@ -115,7 +127,7 @@ const fault = (res: ServerResponse, status: number, type: string, message: strin
  * Starts the local event bus and resumes the deliveries a previous run left pending in `dataDir`.
  *
  * @example
- * const bus = await startLocalEventBus({ dataDir: '.data', busNames: ['dealer-gateway-local'], routeOf });
+ * const bus = await startLocalEventBus({ dataDir: '.data', busNames: ['dealer-gateway-local'], routeOf, secretsOf, flags });
  * // AWS_ENDPOINT_URL_EVENTBRIDGE=bus.url; PutEvents → webhooks
  * await bus.stop();
  */
@@ -127,6 +139,10 @@ export const startLocalEventBus = async (options: LocalEventBusOptions): Promise
   const dispatcher = createWebhookDispatcher({
     store,
     routeOf: options.routeOf,
+    secretsOf: options.secretsOf ?? watchedWebhookSecrets(options.dataDir),
+    flags: options.flags ?? fileWebhookSwitch(options.dataDir),
+    now: options.now,
+    random: options.random,
     settings: options.settings ?? webhookRetrySettings(),
     log,
   });

@@ -1,19 +1,25 @@
 /**
- * Delivers the local event bus's pending deliveries to the webhooks: POST of the event envelope with the secret
- * header, retries with backoff as EventBridge does for an API destination, the dead directory when given up.
- * Every delivery runs on its own timer and each client has its own rate limit, so a slow or down webhook only
- * delays its own client's events.
+ * Delivers the local event bus's pending deliveries to the webhooks: the event in the Standard Webhooks payload
+ * shape, signed with the client's secrets (lib/webhooks), retried for 3 days in doubling windows with full jitter,
+ * a `410 Gone` disabling the client's webhook, the dead directory once the schedule is used up. Every delivery runs
+ * on its own timer and each client has its own rate limit, so a slow or down webhook only delays its own client's
+ * events (and never SAP or Salesforce: the bus answered PutEvents long before).
  */
-import { WEBHOOK_SECRET_HEADER } from '../../lib/events/constants.ts';
-import { retryableStatus, retryDelayMs, type WebhookRetrySettings } from './webhookRetry.ts';
+import type { RecordStateChanged } from '../../lib/events/types.ts';
+import { webhookEventOf, webhookIdOf } from '../../lib/events/webhookEvent.ts';
+import { attemptWebhook } from '../../lib/webhooks/attempt.ts';
+import type { WebhookSwitch } from '../../lib/webhooks/disabledWebhooks.ts';
+import { createRateLimiter } from '../../lib/webhooks/rateLimit.ts';
+import { nextAttemptAt } from '../../lib/webhooks/retrySchedule.ts';
+import { rotationWindowMs, signingSecrets, type WebhookSecrets } from '../../lib/webhooks/secrets.ts';
+import { signWebhook } from '../../lib/webhooks/signing.ts';
+import type { WebhookRetrySettings } from './webhookRetry.ts';
 import type { WebhookDelivery, WebhookStore } from './webhookStore.ts';
 
 /** Where a client's events go, and how to call it. */
 export interface WebhookRoute {
   /** The URL actually called (the declared one, or the sandbox receiver's `/hooks/<client>`). */
   url: string;
-  /** The value of the client's webhook secret, sent in {@link WEBHOOK_SECRET_HEADER}. */
-  secret: string;
   /** Roughly how many calls a second this webhook gets at most. */
   rateLimitPerSecond: number;
 }
@@ -31,10 +37,18 @@ export interface WebhookDispatcherOptions {
   store: WebhookStore;
   /** The client's webhook now; undefined when it has none (its pending events are then dropped). */
   routeOf: (client: string) => WebhookRoute | undefined;
+  /** The client's secrets now (re-read: a rotation reaches a running bus). */
+  secretsOf: (client: string) => WebhookSecrets | undefined;
+  /** Disabled webhooks (a 410 disables one). */
+  flags: WebhookSwitch;
   settings: WebhookRetrySettings;
   log?: WebhookLog;
   /** For tests: the jitter's random source. */
   random?: () => number;
+  /** For tests: the clock of the signatures and of the rotation window. */
+  now?: () => number;
+  /** Default: WEBHOOK_ROTATION_HOURS. */
+  rotationWindowMs?: number;
 }
 
 export interface WebhookDispatcher {
@@ -59,11 +73,12 @@ export const createWebhookDispatcher = (options: WebhookDispatcherOptions): Webh
   const { store, routeOf, settings } = options;
   const log = options.log ?? stderrLog;
   const random = options.random ?? Math.random;
+  const now = options.now ?? Date.now;
+  const windowMs = options.rotationWindowMs ?? rotationWindowMs();
   const stopping = new AbortController();
   const timers = new Map<string, NodeJS.Timeout>();
   const running = new Set<Promise<void>>();
-  /** Per client: the earliest time the next call may start (a rough rate limit). */
-  const nextSlot = new Map<string, number>();
+  const limiter = createRateLimiter();
 
   /** `slotTaken`: the client's rate-limit slot for this call is reserved already. */
   const schedule = (delivery: WebhookDelivery, at: number, slotTaken = false) => {
@@ -82,20 +97,21 @@ export const createWebhookDispatcher = (options: WebhookDispatcherOptions): Webh
     timers.set(delivery.id, timer);
   };
 
-  /** Reserves the client's next call slot; returns when it starts (now, or later when the client is busy). */
-  const slotFor = (client: string, rate: number): number => {
-    const now = Date.now();
-    const start = Math.max(now, nextSlot.get(client) ?? 0);
-    nextSlot.set(client, start + 1000 / Math.max(rate, 0.001));
-    return start;
-  };
-
-  const finish = async (delivery: WebhookDelivery, outcome: 'delivered' | 'dropped', status?: number) => {
+  const finish = async (
+    delivery: WebhookDelivery,
+    outcome: 'delivered' | 'dropped' | 'disabled' | 'gone',
+    status?: number,
+  ) => {
     await store.remove(delivery.id);
+    const messages = {
+      delivered: 'webhook delivered',
+      dropped: 'webhook event dropped: the client has no webhook',
+      disabled: "webhook event dropped: the client's webhook is disabled (npm run webhook-secret -- enable)",
+      gone: "webhook answered 410 Gone: the client's webhook is disabled until an operator enables it",
+    };
     log({
-      level: outcome === 'delivered' ? 'INFO' : 'WARN',
-      message:
-        outcome === 'delivered' ? 'webhook delivered' : 'webhook event dropped: the client has no webhook',
+      level: outcome === 'delivered' ? 'INFO' : outcome === 'gone' ? 'ERROR' : 'WARN',
+      message: messages[outcome],
       eventId: delivery.id,
       client: delivery.client,
       attempts: delivery.attempts,
@@ -120,21 +136,40 @@ export const createWebhookDispatcher = (options: WebhookDispatcherOptions): Webh
     try {
       const route = routeOf(delivery.client);
       if (!route) return await finish(delivery, 'dropped');
+      if (await options.flags.disabled(delivery.client)) return await finish(delivery, 'disabled');
       if (!slotTaken) {
-        const start = slotFor(delivery.client, route.rateLimitPerSecond);
+        const start = limiter.slotFor(delivery.client, route.rateLimitPerSecond);
         if (start > Date.now()) return schedule(delivery, start, true);
       }
+      const secrets = options.secretsOf(delivery.client);
+      if (!secrets) throw new Error(`no webhook secret for client "${delivery.client}"`);
 
-      const outcome = await call(route, delivery);
+      const event = delivery.envelope.detail as unknown as RecordStateChanged;
+      const at = new Date(now());
+      const body = JSON.stringify(webhookEventOf(event));
+      const outcome = await attemptWebhook({
+        url: route.url,
+        body,
+        headers: signWebhook({
+          id: webhookIdOf(event),
+          body,
+          secrets: signingSecrets(secrets, at, windowMs),
+          at,
+        }),
+        timeoutMs: settings.timeoutMs,
+        userAgent: 'dealer-gateway-local-event-bus',
+        signal: stopping.signal,
+      });
       if (stopping.signal.aborted) return; // cut short by stop(): not an attempt, the file stays pending
       delivery.attempts += 1;
-      if (outcome.ok) return await finish(delivery, 'delivered', outcome.status);
+      if (outcome.kind === 'delivered') return await finish(delivery, 'delivered', outcome.status);
+      if (outcome.kind === 'gone') {
+        await options.flags.disable(delivery.client, { at: at.toISOString(), status: outcome.status });
+        return await finish(delivery, 'gone', outcome.status);
+      }
       delivery.lastError = outcome.error;
-      if (!outcome.retryable) return await giveUp(delivery, 'not retryable');
-      const now = Date.now();
-      if (delivery.attempts >= settings.maxAttempts) return await giveUp(delivery, 'maximum attempts');
-      const next = now + retryDelayMs(delivery.attempts, settings, random);
-      if (next - delivery.createdAt >= settings.maxAgeMs) return await giveUp(delivery, 'maximum event age');
+      const next = nextAttemptAt(delivery.createdAt, delivery.attempts, settings, random);
+      if (next === undefined) return await giveUp(delivery, 'retry schedule used up');
       delivery.nextAttemptAt = next;
       await store.save(delivery);
       log({
@@ -144,51 +179,22 @@ export const createWebhookDispatcher = (options: WebhookDispatcherOptions): Webh
         client: delivery.client,
         attempts: delivery.attempts,
         lastError: delivery.lastError,
-        retryInMs: next - now,
+        retryInMs: Math.max(0, next - Date.now()),
       });
       schedule(delivery, next);
     } catch (error) {
-      // The store failed (disk full?): try again later rather than lose the event.
+      // The store or the secrets file failed: try again later rather than lose the event.
       log({
         level: 'ERROR',
         message: 'webhook delivery bookkeeping failed: retrying',
         eventId: delivery.id,
         client: delivery.client,
         errorName: error instanceof Error ? error.name : typeof error,
+        ...(error instanceof Error && error.message.includes('webhook secret')
+          ? { error: error.message }
+          : {}),
       });
       schedule(delivery, Date.now() + settings.capMs);
-    }
-  };
-
-  const call = async (
-    route: WebhookRoute,
-    delivery: WebhookDelivery,
-  ): Promise<{ ok: boolean; retryable: boolean; status?: number; error?: string }> => {
-    try {
-      const response = await fetch(route.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json; charset=utf-8',
-          'user-agent': 'dealer-gateway-local-event-bus',
-          [WEBHOOK_SECRET_HEADER]: route.secret,
-        },
-        body: JSON.stringify(delivery.envelope),
-        redirect: 'manual', // EventBridge does not follow redirects (3xx is not retried)
-        signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(settings.timeoutMs)]),
-      });
-      await response.body?.cancel().catch(() => {});
-      const ok = response.status >= 200 && response.status < 300;
-      return {
-        ok,
-        retryable: !ok && retryableStatus(response.status),
-        status: response.status,
-        error: `HTTP ${response.status}`,
-      };
-    } catch (error) {
-      // A timeout or a connection failure: retried, as EventBridge does.
-      const name = error instanceof Error ? error.name : typeof error;
-      const code = (error as { cause?: { code?: string } }).cause?.code;
-      return { ok: false, retryable: true, error: code ? `${name} (${code})` : name };
     }
   };
 

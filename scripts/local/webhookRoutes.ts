@@ -18,8 +18,6 @@ export interface LocalWebhookRoute extends WebhookRoute {
 
 export interface LocalWebhookRoutesInput {
   clients: Client[];
-  /** Secret values by secret name. */
-  secrets: Record<string, string>;
   /** The sandbox webhook receiver's URL. */
   receiverUrl: string;
   /** LOCAL_WEBHOOKS=direct: call every declared URL, remote ones too. */
@@ -30,7 +28,7 @@ export interface LocalWebhookRoutesInput {
  * The route of every client that declares a webhook, by client name.
  *
  * @example
- * localWebhookRoutes({ clients, secrets, receiverUrl: 'http://127.0.0.1:4100' }).get('example-dealer')?.url;
+ * localWebhookRoutes({ clients, receiverUrl: 'http://127.0.0.1:4100' }).get('example-dealer')?.url;
  * // 'http://127.0.0.1:4100/hooks/example-dealer' (its declared URL is not on this machine)
  */
 export const localWebhookRoutes = (input: LocalWebhookRoutesInput): Map<string, LocalWebhookRoute> => {
@@ -38,15 +36,12 @@ export const localWebhookRoutes = (input: LocalWebhookRoutesInput): Map<string, 
   for (const client of input.clients) {
     const webhook = client.webhook;
     if (!webhook) continue;
-    const secret = input.secrets[webhook.secretName];
-    if (!secret) throw new Error(`no local value for webhook secret ${webhook.secretName} of ${client.name}`);
     const asDeclared = input.direct || isLocalWebhookUrl(webhook.url);
     routes.set(client.name, {
       client: client.name,
       declaredUrl: webhook.url,
       via: asDeclared ? 'declared' : 'receiver',
       url: asDeclared ? webhook.url : `${input.receiverUrl}/hooks/${client.name}`,
-      secret,
       rateLimitPerSecond: webhook.rateLimitPerSecond ?? DEFAULT_WEBHOOK_RATE_LIMIT,
     });
   }

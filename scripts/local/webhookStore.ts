@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** An event as EventBridge hands it to a target (an API destination POSTs exactly this). */
+/** An event as EventBridge hands it to a target (on AWS the webhook queue holds exactly this). */
 export interface EventEnvelope {
   version: '0';
   id: string;

@@ -6,8 +6,9 @@ import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
 import type { Client } from '../../lib/clients/types.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../sandbox/webhookReceiver.ts';
 import { type LocalEventBus, startLocalEventBus } from './eventBus.ts';
+import { fileWebhookSwitch } from './webhookFlags.ts';
 import { describeWebhookRoutes, localWebhookRoutes } from './webhookRoutes.ts';
-import { ensureWebhookSecrets } from './webhookSecrets.ts';
+import { ensureWebhookSecrets, watchedWebhookSecrets } from './webhookSecrets.ts';
 
 export interface LocalWebhooks {
   bus: LocalEventBus;
@@ -35,17 +36,21 @@ export const startLocalWebhooks = async (options: {
   direct?: boolean;
 }): Promise<LocalWebhooks> => {
   const clients = options.clients ?? clientsConfig.clients;
-  const secretNames = clients.flatMap((client) => (client.webhook ? [client.webhook.secretName] : []));
-  const { secrets } = ensureWebhookSecrets(options.dataDir, secretNames);
-  const secretOf = (name: string) => {
-    const webhook = clients.find((client) => client.name === name)?.webhook;
-    return webhook ? secrets[webhook.secretName] : undefined;
-  };
-  const receiver = await startWebhookReceiver({ dataDir: options.dataDir, secretOf });
+  const webhookClients = clients.filter((client) => client.webhook).map((client) => client.name);
+  // Refuses an invalid secret now, naming the client; makes the missing ones.
+  ensureWebhookSecrets(options.dataDir, webhookClients);
+  const secretsOf = watchedWebhookSecrets(options.dataDir);
+  const receiver = await startWebhookReceiver({
+    dataDir: options.dataDir,
+    // The receiver stands in for the client, which knows its current secret.
+    secretsOf: (client) => {
+      const secrets = webhookClients.includes(client) ? secretsOf(client) : undefined;
+      return secrets ? [secrets.current] : undefined;
+    },
+  });
   try {
     const routes = localWebhookRoutes({
       clients,
-      secrets,
       receiverUrl: receiver.url,
       direct: options.direct ?? process.env.LOCAL_WEBHOOKS === 'direct',
     });
@@ -53,6 +58,8 @@ export const startLocalWebhooks = async (options: {
       dataDir: options.dataDir,
       busNames: options.busNames,
       routeOf: (client) => routes.get(client),
+      secretsOf,
+      flags: fileWebhookSwitch(options.dataDir),
     });
     return {
       bus,

@@ -1,43 +1,77 @@
 /**
- * The document's `webhooks` (OpenAPI 3.1): what the service posts to a client's webhook. The body's schema is
- * `schemas/events/recordStateChanged.schema.json` (converted like the request schemas); the example is built by the
- * service's own event code (lib/events), so it has exactly the fields a webhook gets.
+ * The document's `webhooks` (OpenAPI 3.1): what the service posts to a client's webhook, signed per Standard
+ * Webhooks (lib/webhooks). The example is built by the service's own event code (lib/events: webhookEventOf), so it
+ * has exactly the fields a webhook gets.
  */
 
-import { WEBHOOK_SECRET_HEADER } from '../../lib/events/constants.ts';
 import { stateChangeOf } from '../../lib/events/stateChange.ts';
+import { webhookEventOf, webhookIdOf } from '../../lib/events/webhookEvent.ts';
 import type { StatusRecord } from '../../lib/store/types.ts';
 import { markdown } from './markdown.ts';
 import type { JsonObject } from './schemaConversion.ts';
 
 /** A sale SAP refused as a second registration of its frame number, as the event code makes its event. */
-const rejectedSale = (): JsonObject => {
+const rejectedSale = () => {
   const sale = {
     id: '0a9b4a55bf908d736c42b1e3048e0548',
     kind: 'salesRegistration',
     owner: 'example-dealer',
     status: 'accepted',
     acceptedAt: '2026-11-23T01:18:37.644Z',
+    eventSequence: 1,
     record: { DealerId: 1234, FrameNum: 'JH2PC40A1XM000001' },
   } as unknown as StatusRecord;
-  const detail = stateChangeOf(sale, {
+  return stateChangeOf(sale, {
     state: 'rejected',
     attempts: 1,
     at: new Date('2026-11-23T01:18:37.763Z'),
     error: 'Frame number JH2PC40A1XM000001 is already registered (document 49000001)',
   });
-  return {
-    version: '0',
-    id: 'dafb9145-9db2-4638-80c9-0974ac4cbcc8',
-    'detail-type': 'Record state changed',
-    source: 'dealer-gateway',
-    account: '123456789012',
-    time: '2026-11-23T01:18:37Z',
-    region: 'eu-west-1',
-    resources: [],
-    detail: detail as unknown as JsonObject,
-  };
 };
+
+const STATES = ['accepted', 'delivered', 'rejected', 'failed'];
+
+/** The body of a webhook: the contract's event (section 5), no personal data. */
+const webhookEventSchema: JsonObject = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'timestamp', 'data'],
+  properties: {
+    type: { type: 'string', enum: STATES.map((state) => `record.${state}`) },
+    timestamp: { type: 'string', format: 'date-time', description: 'When the state changed.' },
+    data: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['recordId', 'kind', 'state', 'previousState', 'attempts', 'sequence'],
+      properties: {
+        recordId: { type: 'string' },
+        kind: { type: 'string', enum: ['salesRegistration', 'caseRecord'] },
+        state: { type: 'string', enum: STATES },
+        previousState: { type: 'string', enum: ['accepted', ...STATES.slice(1)] },
+        attempts: { type: 'integer', minimum: 0 },
+        sequence: {
+          type: 'integer',
+          minimum: 0,
+          description: "1, 2, ... per record: the highest one seen is the record's latest state.",
+        },
+        downstreamId: { type: 'string' },
+        error: { type: 'string', description: "The downstream's refusal, without personal data." },
+        FrameNum: { type: 'string' },
+        DealerId: { type: 'integer' },
+      },
+    },
+  },
+};
+
+/** One of the Standard Webhooks headers. */
+const header = (name: string, description: string, example: string): JsonObject => ({
+  name,
+  in: 'header',
+  required: true,
+  description,
+  schema: { type: 'string' },
+  example,
+});
 
 /**
  * The `webhooks` object: `recordStateChanged`, the POST a client's webhook receives.
@@ -45,39 +79,46 @@ const rejectedSale = (): JsonObject => {
  * @example
  * buildOpenApiDocument().webhooks.recordStateChanged.post.requestBody
  */
-export const webhooks = (): JsonObject => ({
-  recordStateChanged: {
-    post: {
-      operationId: 'recordStateChanged',
-      summary: "A record of the client's changed state (posted to the client's webhook)",
-      description: markdown('operations/recordStateChanged.md'),
-      tags: ['Status'],
-      // Not the API key: the service signs its posts with the client's webhook secret.
-      security: [],
-      parameters: [
-        {
-          name: WEBHOOK_SECRET_HEADER,
-          in: 'header',
+export const webhooks = (): JsonObject => {
+  const event = rejectedSale();
+  return {
+    recordStateChanged: {
+      post: {
+        operationId: 'recordStateChanged',
+        summary: "A record of the client's changed state (posted to the client's webhook)",
+        description: markdown('operations/recordStateChanged.md'),
+        tags: ['Status'],
+        // Not the API key: the service signs its posts with the client's webhook secret (Standard Webhooks).
+        security: [],
+        parameters: [
+          header(
+            'webhook-id',
+            "The event's id: the same on every try of it (drop the copies you have seen).",
+            webhookIdOf(event),
+          ),
+          header('webhook-timestamp', 'Unix seconds of this try (refuse one far from now).', '1795000717'),
+          header(
+            'webhook-signature',
+            'v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>"> with your whsec_ secret; two, space-separated, while a secret is being rotated.',
+            'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+          ),
+        ],
+        requestBody: {
           required: true,
-          description: "The client's webhook secret: refuse the post when it is not the one you were given.",
-          schema: { type: 'string' },
+          content: {
+            'application/json': {
+              schema: webhookEventSchema,
+              example: webhookEventOf(event) as unknown as JsonObject,
+            },
+          },
         },
-      ],
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/RecordStateChanged/$defs/webhookBody' },
-            example: rejectedSale(),
+        responses: {
+          '200': {
+            description:
+              'Taken (any 2xx). Answer within 5 seconds; 410 Gone turns the webhook off; anything else is retried for 3 days.',
           },
         },
       },
-      responses: {
-        '200': {
-          description:
-            'Taken (any 2xx). Answer within 5 seconds; other answers are retried or dropped as the description says.',
-        },
-      },
     },
-  },
-});
+  };
+};

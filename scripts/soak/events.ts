@@ -1,8 +1,10 @@
 /**
  * The soak's check of the state-change events: after the quiet period, every settled record of a client with a
  * webhook must have reached the sandbox webhook receiver (in `npm start`, kept across its restarts) as at least one
- * `Record state changed` event with the record's final state; no event of a client without a webhook may arrive
- * there; and no event may carry a personal value of the records the campaign sent.
+ * signed event (`record.<state>`) with the record's final state; every request the receiver got must verify per
+ * Standard Webhooks (the receiver checks it with the standardwebhooks library; one that does not is a problem); no
+ * event of a client without a webhook may arrive there; and no event may carry a personal value of the records the
+ * campaign sent.
  *
  * Copies are allowed (at least once: the worker publishes, the reconciler publishes again what a SIGKILL left in
  * the outbox) and counted apart. An event the receiver has not got is looked for where it may be stuck: the record's
@@ -11,7 +13,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type AttributeValue, DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
 import { fieldClass } from '../../lib/privacy/fieldClassification.ts';
 import { localClientConfig } from '../local/aws.ts';
 import { openWebhookStore } from '../local/webhookStore.ts';
@@ -35,11 +36,29 @@ export interface StoredStatus {
   status: string;
 }
 
-/** One event as the receiver lists it (GET /hooks). */
+/**
+ * One event as the receiver lists it (GET /hooks: the signed body `{type, timestamp, data}` and whether it
+ * verified), or a delivery still on the local bus (the EventBridge envelope, its `detail` naming the client).
+ */
 export interface ReceivedHook {
   client: string;
-  event: { 'detail-type'?: unknown; detail?: { recordId?: unknown; state?: unknown; client?: unknown } };
+  /** The receiver's verdict on the signature (absent: a delivery on the bus, not yet posted). */
+  verified?: boolean;
+  event: {
+    type?: unknown;
+    data?: { recordId?: unknown; state?: unknown };
+    detail?: { recordId?: unknown; state?: unknown; client?: unknown };
+  };
 }
+
+/** What an event is about, whichever form it has. */
+const subjectOf = (hook: ReceivedHook) => {
+  const detail = hook.event?.detail;
+  if (detail)
+    return { recordId: detail.recordId, state: detail.state, client: detail.client, type: undefined };
+  const data = hook.event?.data ?? {};
+  return { recordId: data.recordId, state: data.state, client: hook.client, type: hook.event?.type };
+};
 
 export interface EventCounts {
   /** Settled records of clients with a webhook: each must have arrived at least once with its final state. */
@@ -58,6 +77,8 @@ export interface EventCounts {
   eventsWithPersonalData: number;
   /** Every event the receiver holds. */
   eventsReceived: number;
+  /** Requests the receiver got whose Standard Webhooks signature did not verify (it answered 401). */
+  eventsUnverified: number;
 }
 
 export interface EventCheck {
@@ -189,15 +210,21 @@ export const checkEvents = (input: {
     if (list.length < 5) list.push(text);
   };
   let leaked = 0;
+  let unverified = 0;
   let withPersonalData = 0;
   let copies = 0;
   /** `<recordId> <state>` of every expected record's event seen. */
   const seen = new Set<string>();
   const onBus = new Set(input.onBus ?? []);
   for (const hook of [...input.received, ...onBus]) {
-    const detail = hook.event?.detail ?? {};
+    const detail = subjectOf(hook);
     const recordId = typeof detail.recordId === 'string' ? detail.recordId : '';
     const where = onBus.has(hook) ? `on the bus for ${hook.client}` : `under ${hook.client}`;
+    if (!onBus.has(hook) && hook.verified !== true) {
+      unverified++;
+      example('eventsUnverified', `${recordId || '?'} ${where}`);
+      continue;
+    }
     const field = personalFieldIn(JSON.stringify(hook.event), input.personal);
     if (field !== undefined) {
       withPersonalData++;
@@ -214,7 +241,7 @@ export const checkEvents = (input: {
       continue;
     }
     if (onBus.has(hook)) continue;
-    if (hook.event['detail-type'] !== RECORD_STATE_CHANGED || !input.expected.has(recordId)) continue;
+    if (detail.type !== `record.${String(detail.state)}` || !input.expected.has(recordId)) continue;
     const key = `${recordId} ${String(detail.state)}`;
     if (seen.has(key)) copies++;
     else seen.add(key);
@@ -229,15 +256,19 @@ export const checkEvents = (input: {
       eventsLeaked: leaked,
       eventsWithPersonalData: withPersonalData,
       eventsReceived: input.received.length,
+      eventsUnverified: unverified,
     },
     missing,
     examples,
   };
 };
 
-/** Whether the event promise held: nothing lost, leaked or carrying personal data. */
+/** Whether the event promise held: nothing lost, leaked, unverified or carrying personal data. */
 export const eventsKept = (counts: EventCounts): boolean =>
-  counts.eventsLost === 0 && counts.eventsLeaked === 0 && counts.eventsWithPersonalData === 0;
+  counts.eventsLost === 0 &&
+  counts.eventsLeaked === 0 &&
+  counts.eventsWithPersonalData === 0 &&
+  counts.eventsUnverified === 0;
 
 interface RunnerFile {
   dynamoEndpoint?: string;

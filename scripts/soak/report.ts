@@ -44,6 +44,7 @@ export const reportTable = (report: SoakReport): string => {
     row('  event of final state lost', flag(report.events.eventsLost)),
     row('  copies (at least once)', report.events.eventCopies),
     row('events leaked (no webhook)', flag(report.events.eventsLeaked)),
+    row('webhook requests not verified (signature)', flag(report.events.eventsUnverified)),
     row('events with personal data', flag(report.events.eventsWithPersonalData)),
     row('events received in all', report.events.eventsReceived),
     row(

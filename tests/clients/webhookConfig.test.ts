@@ -14,8 +14,6 @@ const { generate } = require('../../deploy/apiKeys.cjs') as {
   generate: (config: ClientsConfig, at: { service: string; stage: string }) => unknown;
 };
 
-const SECRET = 'dealer-gateway/example-dealer/webhook';
-
 /** The project's configuration with the first client's webhook replaced (undefined: none). */
 const withWebhook = (webhook: unknown): ClientsConfig => {
   const config = structuredClone(clientsConfig);
@@ -40,25 +38,24 @@ const verdicts = (config: ClientsConfig) => {
 };
 
 describe('a client webhook in config/clients.json', () => {
-  it('the project file declares one for example-dealer, over https, with its secret name', () => {
+  it('the project file declares one for example-dealer, over https (its secret is kept per stage, not named here)', () => {
     // Prepare / Act
     const [dealer, forms] = clientsConfig.clients;
     // Assess
     expect(dealer.webhook).toEqual({
       url: 'https://dealer-1234.example.com/dealer-gateway/events',
-      secretName: SECRET,
     });
     expect(forms.webhook).toBeUndefined();
   });
 
   it.each([
     ['no webhook', undefined],
-    ['https to a public host', { url: 'https://hooks.example.net/x?y=1', secretName: SECRET }],
-    ['https on a port', { url: 'https://hooks.example.net:8443/events', secretName: SECRET }],
-    ['http to localhost (npm start)', { url: 'http://localhost:4010/events', secretName: SECRET }],
-    ['http to 127.0.0.1', { url: 'http://127.0.0.1:4010/', secretName: 'a_b+c=d.e@f' }],
-    ['the lowest rate', { url: 'https://h.example/e', secretName: SECRET, rateLimitPerSecond: 1 }],
-    ['the highest rate', { url: 'https://h.example/e', secretName: SECRET, rateLimitPerSecond: 300 }],
+    ['https to a public host', { url: 'https://hooks.example.net/x?y=1' }],
+    ['https on a port', { url: 'https://hooks.example.net:8443/events' }],
+    ['http to localhost (npm start)', { url: 'http://localhost:4010/events' }],
+    ['http to 127.0.0.1', { url: 'http://127.0.0.1:4010/' }],
+    ['the lowest rate', { url: 'https://h.example/e', rateLimitPerSecond: 1 }],
+    ['the highest rate', { url: 'https://h.example/e', rateLimitPerSecond: 300 }],
   ])('accepts %s', (_label, webhook) => {
     // Prepare
     const config = withWebhook(webhook);
@@ -72,70 +69,55 @@ describe('a client webhook in config/clients.json', () => {
   it.each([
     [
       'not a URL',
-      { url: 'dealer-1234.example.com/events', secretName: SECRET },
+      { url: 'dealer-1234.example.com/events' },
       'url "dealer-1234.example.com/events" is not a URL',
     ],
-    ['no URL', { secretName: SECRET }, 'url undefined is not a URL'],
-    ['a URL that is not a string', { url: 42, secretName: SECRET }, 'url 42 is not a URL'],
+    ['no URL', {}, 'url undefined is not a URL'],
+    ['a URL that is not a string', { url: 42 }, 'url 42 is not a URL'],
     [
       'http to a public host',
-      { url: 'http://dealer-1234.example.com/events', secretName: SECRET },
+      { url: 'http://dealer-1234.example.com/events' },
       'url "http://dealer-1234.example.com/events" must be an https:// URL (http:// only for localhost)',
     ],
     [
       'http to a host named like localhost',
-      { url: 'http://localhost.example.com/', secretName: SECRET },
+      { url: 'http://localhost.example.com/' },
       'url "http://localhost.example.com/" must be an https:// URL (http:// only for localhost)',
     ],
-    [
-      'ftp',
-      { url: 'ftp://x', secretName: SECRET },
-      'url "ftp://x" must be an https:// URL (http:// only for localhost)',
-    ],
+    ['ftp', { url: 'ftp://x' }, 'url "ftp://x" must be an https:// URL (http:// only for localhost)'],
     [
       'credentials in the URL',
-      { url: 'https://user:pw@h.example/e', secretName: SECRET },
+      { url: 'https://user:pw@h.example/e' },
       'url must not carry a user name or password',
     ],
-    ['a missing secretName', { url: 'https://h.example/e' }, 'secretName is missing'],
     [
-      'a secretName with a space',
-      { url: 'https://h.example/e', secretName: 'my secret' },
-      'secretName "my secret" must be a Secrets Manager secret name',
-    ],
-    [
-      'an empty secretName',
-      { url: 'https://h.example/e', secretName: '' },
-      'secretName "" must be a Secrets',
-    ],
-    [
-      'a secretName too long',
-      { url: 'https://h.example/e', secretName: 'a'.repeat(513) },
-      'must be a Secrets Manager secret name',
+      'a secretName (the secret is now kept per client and stage)',
+      { url: 'https://h.example/e', secretName: 'dealer-gateway/x/webhook' },
+      'secretName is no longer used',
     ],
     [
       'a rate of 0',
-      { url: 'https://h.example/e', secretName: SECRET, rateLimitPerSecond: 0 },
+      { url: 'https://h.example/e', rateLimitPerSecond: 0 },
       'rateLimitPerSecond 0 must be an integer from 1 to 300',
     ],
     [
       'a rate above 300',
-      { url: 'https://h.example/e', secretName: SECRET, rateLimitPerSecond: 301 },
+      { url: 'https://h.example/e', rateLimitPerSecond: 301 },
       'rateLimitPerSecond 301 must be an integer from 1 to 300',
     ],
     [
       'a fractional rate',
-      { url: 'https://h.example/e', secretName: SECRET, rateLimitPerSecond: 2.5 },
+      { url: 'https://h.example/e', rateLimitPerSecond: 2.5 },
       'rateLimitPerSecond 2.5 must be an integer',
     ],
     [
       'a rate as a string',
-      { url: 'https://h.example/e', secretName: SECRET, rateLimitPerSecond: '10' },
+      { url: 'https://h.example/e', rateLimitPerSecond: '10' },
       'rateLimitPerSecond "10" must be an integer',
     ],
     [
       'a misspelt field',
-      { url: 'https://h.example/e', secretname: SECRET },
+      { url: 'https://h.example/e', secretname: 'x' },
       'secretname is not a webhook field',
     ],
   ])('refuses %s, naming the client and the field', (_label, webhook, message) => {
@@ -154,7 +136,7 @@ describe('a client webhook in config/clients.json', () => {
     (webhook) => {
       const said = verdicts(withWebhook(webhook));
       expect(said.handlers).toBe(
-        'config/clients.json: client "example-dealer": webhook must be an object {"url", "secretName", "rateLimitPerSecond"?}',
+        'config/clients.json: client "example-dealer": webhook must be an object {"url", "rateLimitPerSecond"?}',
       );
       expect(said.packaging).toBe(said.handlers);
     },

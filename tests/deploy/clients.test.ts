@@ -219,6 +219,11 @@ describe('client keys in the packaged template', () => {
           },
         ]);
         expect(JSON.stringify(secretStatements)).not.toContain('*');
+      } else if (name === 'WebhookDispatcher') {
+        // It reads the clients' webhook secrets (dealer-gateway/<stage>/webhooks/<client>), never the key secret.
+        expect(variables?.API_KEYS_SECRET, name).toBeUndefined();
+        expect(JSON.stringify(secretStatements), name).toContain(':secret:dealer-gateway/ci/webhooks/');
+        expect(JSON.stringify(secretStatements), name).not.toContain('api-keys');
       } else {
         expect(variables?.API_KEYS_SECRET, name).toBeUndefined();
         expect(secretStatements, name).toEqual([]);

@@ -1,15 +1,14 @@
 /**
  * Events and webhooks in the packaged CloudFormation template (`npm run package -- --stage ci`): the bus, the
- * table's `status`, `events` and `purge` indexes (keys, projections, no personal data), and for each client of
- * config/clients.json with a webhook its connection, API destination, rule, retries, dead-letter queue, the queue
- * policy and the invoke role, all scoped to that client; nothing for a client without a webhook; the functions'
- * new permissions without wildcards.
+ * table's `status`, `events` and `purge` indexes (keys, projections, no personal data), the rule queueing the
+ * events of the clients of config/clients.json with a webhook for the dispatcher, the queue's policy and an alarm
+ * per webhook client; nothing for a client without a webhook; the functions' permissions without wildcards.
  */
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import clients from '../../config/clients.json' with { type: 'json' };
 import type { ClientsConfig } from '../../lib/clients/types.ts';
-import { EVENT_SOURCE, RECORD_STATE_CHANGED, WEBHOOK_SECRET_HEADER } from '../../lib/events/constants.ts';
+import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
 import { packagedTemplate, type Resource, type Template } from '../support/packagedTemplate.ts';
 
 type Statement = {
@@ -110,77 +109,49 @@ describe('webhooks of config/clients.json', () => {
     expect(withoutWebhook.length).toBeGreaterThan(0);
   });
 
-  it("sends each webhook client's events, and only its own, to its API destination with the secret header", () => {
-    for (const client of withWebhook) {
-      const id = `${pascal(client.name)}Webhook`;
-      // Act
-      const connection = resources()[`${id}Connection`];
-      const destination = resources()[`${id}Destination`];
-      const rule = resources()[`${id}Rule`];
-      // Assess
-      expect(connection.Type).toBe('AWS::Events::Connection');
-      expect(connection.Properties.AuthorizationType).toBe('API_KEY');
-      expect(connection.Properties.AuthParameters).toEqual({
-        ApiKeyAuthParameters: {
-          ApiKeyName: WEBHOOK_SECRET_HEADER,
-          ApiKeyValue: `{{resolve:secretsmanager:${client.webhook?.secretName}:SecretString}}`,
-        },
-      });
-      expect(destination.Type).toBe('AWS::Events::ApiDestination');
-      expect(destination.Properties).toMatchObject({
-        ConnectionArn: getAtt(`${id}Connection`),
-        HttpMethod: 'POST',
-        InvocationEndpoint: client.webhook?.url,
-        InvocationRateLimitPerSecond: client.webhook?.rateLimitPerSecond ?? 10,
-      });
-      expect(rule.Type).toBe('AWS::Events::Rule');
-      expect(rule.Properties.EventBusName).toEqual({ Ref: 'EventBus' });
-      expect(rule.Properties.EventPattern).toEqual({
-        source: [EVENT_SOURCE],
-        'detail-type': [RECORD_STATE_CHANGED],
-        detail: { client: [client.name] },
-      });
-      expect(rule.Properties.Targets).toEqual([
-        {
-          Id: 'webhook',
-          Arn: getAtt(`${id}Destination`),
-          RoleArn: getAtt('WebhookInvokeRole'),
-          RetryPolicy: { MaximumEventAgeInSeconds: 86400, MaximumRetryAttempts: 185 },
-          DeadLetterConfig: { Arn: getAtt(`${id}DeadLetterQueue`) },
-        },
-      ]);
-    }
+  it('queues the events of the clients with a webhook, and only theirs, for the dispatcher', () => {
+    // Act
+    const rule = resources().WebhookRule;
+    // Assess
+    expect(rule.Type).toBe('AWS::Events::Rule');
+    expect(rule.Properties.EventBusName).toEqual({ Ref: 'EventBus' });
+    expect(rule.Properties.EventPattern).toEqual({
+      source: [EVENT_SOURCE],
+      'detail-type': [RECORD_STATE_CHANGED],
+      detail: { client: withWebhook.map((client) => client.name) },
+    });
+    expect(rule.Properties.Targets).toEqual([{ Id: 'webhookQueue', Arn: getAtt('WebhookQueue') }]);
   });
 
-  it('keeps what EventBridge gave up on in an encrypted dead-letter queue for 14 days, writable by that rule only, with an alarm', () => {
+  it('lets that rule alone send to the webhook queue', () => {
+    // Act
+    const policy = resources().WebhookQueuePolicy;
+    // Assess
+    expect(policy.Properties.Queues).toEqual([{ Ref: 'WebhookQueue' }]);
+    expect((policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement).toEqual([
+      expect.objectContaining({
+        Effect: 'Allow',
+        Principal: { Service: 'events.amazonaws.com' },
+        Action: 'sqs:SendMessage',
+        Resource: getAtt('WebhookQueue'),
+        Condition: { ArnEquals: { 'aws:SourceArn': getAtt('WebhookRule') } },
+      }),
+    ]);
+  });
+
+  it("raises an alarm per client whose webhook fails, on the dispatcher's metric with the client's name", () => {
     for (const client of withWebhook) {
-      const id = `${pascal(client.name)}Webhook`;
       // Act
-      const queue = resources()[`${id}DeadLetterQueue`];
-      const policy = resources()[`${id}DeadLetterQueuePolicy`];
-      const alarm = resources()[`${id}DeadLettersAlarm`];
+      const alarm = resources()[`${pascal(client.name)}WebhookAlarm`];
       // Assess
-      expect(queue.Properties).toEqual({
-        QueueName: `dealer-gateway-ci-${client.name}-webhook-dlq`,
-        SqsManagedSseEnabled: true,
-        MessageRetentionPeriod: 1209600,
-      });
-      expect(policy.Type).toBe('AWS::SQS::QueuePolicy');
-      expect(policy.Properties.Queues).toEqual([{ Ref: `${id}DeadLetterQueue` }]);
-      const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
-      expect(statements).toEqual([
-        expect.objectContaining({
-          Effect: 'Allow',
-          Principal: { Service: 'events.amazonaws.com' },
-          Action: 'sqs:SendMessage',
-          Resource: getAtt(`${id}DeadLetterQueue`),
-          Condition: { ArnEquals: { 'aws:SourceArn': getAtt(`${id}Rule`) } },
-        }),
-      ]);
       expect(alarm.Properties).toMatchObject({
-        Namespace: 'AWS/SQS',
-        MetricName: 'NumberOfMessagesSent',
-        Dimensions: [{ Name: 'QueueName', Value: getAtt(`${id}DeadLetterQueue`, 'QueueName') }],
+        Namespace: 'DealerGateway',
+        MetricName: 'webhookFailed',
+        Dimensions: [
+          { Name: 'service', Value: 'dealer-gateway' },
+          { Name: 'client', Value: client.name },
+        ],
+        Statistic: 'Sum',
         Threshold: 0,
         ComparisonOperator: 'GreaterThanThreshold',
         AlarmActions: [{ Ref: 'AlarmTopic' }],
@@ -188,33 +159,17 @@ describe('webhooks of config/clients.json', () => {
     }
   });
 
-  it('lets EventBridge invoke exactly the webhook destinations, nothing else', () => {
-    // Act
-    const role = resources().WebhookInvokeRole as Resource;
-    const statements = statementsOf('WebhookInvokeRole');
-    // Assess
-    expect(JSON.stringify(role.Properties.AssumeRolePolicyDocument)).toContain(
-      '"Service":"events.amazonaws.com"',
-    );
-    expect(statements).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['events:InvokeApiDestination'],
-        Resource: withWebhook.map((c) => getAtt(`${pascal(c.name)}WebhookDestination`)),
-      },
-    ]);
-  });
-
-  it('gives a client without a webhook no connection, destination, rule or queue', () => {
+  it('gives a client without a webhook no alarm, and the rule none of its events', () => {
     for (const client of withoutWebhook) {
       const mine = Object.keys(resources()).filter((id) => id.startsWith(`${pascal(client.name)}Webhook`));
       expect(mine, client.name).toEqual([]);
+      expect(JSON.stringify(resources().WebhookRule.Properties.EventPattern)).not.toContain(
+        `"${client.name}"`,
+      );
     }
-    for (const type of ['AWS::Events::Connection', 'AWS::Events::ApiDestination'])
-      expect(ofType(type).length, type).toBe(withWebhook.length);
     // The reconciler's schedule is a rule too, on the default bus.
     const onBus = ofType('AWS::Events::Rule').filter(([, r]) => r.Properties.EventBusName);
-    expect(onBus.length).toBe(withWebhook.length);
+    expect(onBus.length).toBe(1);
   });
 });
 

@@ -5,6 +5,8 @@ import { DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/clie
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
+import { newWebhookSecret } from '../../lib/webhooks/secrets.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { localClientConfig } from '../../scripts/local/aws.ts';
@@ -104,6 +106,10 @@ const environmentOf = (
       const secret = parameterValues()[name.slice(0, -'_PARAMETER'.length)];
       if (secret === undefined) throw new Error(`${fn.name}: no test value for the parameter of ${name}`);
       parameters[variables[name]] = secret;
+    }
+    if (name === 'WEBHOOK_SECRETS_PREFIX') {
+      for (const client of clientsConfig.clients.filter((c) => c.webhook))
+        secrets[`${variables[name]}${client.name}`] = newWebhookSecret();
     }
     if (name === 'API_KEYS_SECRET') {
       secrets[variables[name]] = JSON.stringify({
@@ -477,6 +483,46 @@ const makeDue = async (id: string) => {
   );
 };
 
+describe('webhooks: webhookDispatcher on real SQS events', () => {
+  it("read the client's webhook flag and secret, try its webhook, and hide the message until its retry window", async () => {
+    // Prepare: a state change of example-dealer's record, as the bus's rule queues it. Its webhook is a public
+    // https URL this machine cannot reach: the try fails, and the dispatcher hides the message for its retry.
+    const queueUrl = aws.resources.queues.WebhookQueue.url;
+    await aws.drain(queueUrl);
+    const at = new Date().toISOString();
+    const detail = {
+      eventId: `roles-webhook:${at}`,
+      recordId: 'roles-webhook',
+      kind: 'caseRecord',
+      client: 'example-dealer',
+      state: 'delivered',
+      previousState: 'accepted',
+      attempts: 1,
+      sequence: 1,
+      at,
+      acceptedAt: at,
+    };
+    await aws.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: JSON.stringify({
+          'detail-type': 'Record state changed',
+          source: 'dealer-gateway',
+          detail,
+        }),
+      }),
+    );
+    // Act
+    const polled = await pollOnce({
+      sqs: aws.sqs,
+      queueUrl,
+      handler: (event: SQSEvent) => invoke<SQSBatchResponse>('webhookDispatcher', event),
+    });
+    // Assess
+    expect(polled).toEqual({ received: 1, deleted: 0, failed: 1 });
+  }, 60_000);
+});
+
 describe('scheduled functions: reconciler', () => {
   it('queue again the accepted records nobody queued or worked on in time', async () => {
     const [saleId] = salesIds(
@@ -569,7 +615,14 @@ const onBehalfOf = (fn: DeployedFunction): { required: IamRequest[]; optional: I
       ),
     ],
     // The event source may also change visibility (the worker changes it itself too, recorded above).
-    optional: queues.map((resource) => ({ action: 'sqs:ChangeMessageVisibility', resource })),
+    optional: [
+      ...queues.map((resource) => ({ action: 'sqs:ChangeMessageVisibility', resource })),
+      // Not AWS's but the dispatcher's own: it writes a client's webhook flag only when the webhook answers 410,
+      // which a public https URL cannot here (tests/webhooks/dispatcher.test.ts makes it, against dynalite).
+      ...(fn.name === 'webhookDispatcher'
+        ? [{ action: 'dynamodb:PutItem', resource: refs.attribute('RecordsTable', 'Arn') }]
+        : []),
+    ],
   };
 };
 

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ERP_BATCH_SIZE } from '../../lib/downstream/erp/constants.ts';
+import { MAX_VISIBILITY_SECONDS } from '../../lib/webhooks/dispatch.ts';
+import { retryWindow, WEBHOOK_RETRY_SCHEDULE, webhookAttempts } from '../../lib/webhooks/retrySchedule.ts';
 import { packagedTemplate } from '../support/packagedTemplate.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; Condition?: string };
@@ -20,6 +22,11 @@ const statementsOf = (roleId: string) =>
     }[]
   ).flatMap((p) => p.PolicyDocument.Statement);
 const ref = (value: unknown) => JSON.stringify(value);
+/** The event source mappings of the delivery workers (not the webhook dispatcher's). */
+const deliveryMappings = () =>
+  ofType('AWS::Lambda::EventSourceMapping').filter(
+    ([, mapping]) => !ref(mapping.Properties.EventSourceArn).includes('WebhookQueue'),
+  );
 
 beforeAll(async () => {
   // Prepare: `npm run package` as a user runs it, without AWS credentials (once for all deploy tests).
@@ -51,7 +58,8 @@ describe('packaged CloudFormation template', () => {
       ),
     );
     expect(attempts.size).toBe(1);
-    const sources = queues.filter(([, q]) => q.Properties.RedrivePolicy);
+    // The delivery queues (the webhook queue has its own rules, below).
+    const sources = queues.filter(([id, q]) => q.Properties.RedrivePolicy && id !== 'WebhookQueue');
     expect(sources).toHaveLength(2);
     for (const [, queue] of queues) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
     for (const [, queue] of sources) {
@@ -73,7 +81,7 @@ describe('packaged CloudFormation template', () => {
   });
 
   it('feeds each worker from its queue with batch item failures, a batching window and a concurrency cap', () => {
-    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    const mappings = deliveryMappings();
     expect(mappings).toHaveLength(2);
     for (const [, mapping] of mappings) {
       expect(mapping.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
@@ -86,7 +94,7 @@ describe('packaged CloudFormation template', () => {
 
   it("sizes each worker's batches by AWS's rules for standard queues, and its time and lease by the batch's worst case", () => {
     // Prepare
-    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    const mappings = deliveryMappings();
     const functionOf = (mapping: Resource) =>
       resources[(mapping.Properties.FunctionName as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]];
     const queueOf = (mapping: Resource) =>
@@ -271,5 +279,69 @@ describe('packaged CloudFormation template', () => {
         if (code.length > 2000) expect(code.length / code.split('\n').length, file).toBeGreaterThan(200);
       }
     }
+  });
+});
+
+describe('the webhook dispatcher, its queue and dead-letter queue', () => {
+  const dispatcher = () => resources.WebhookDispatcherLambdaFunction;
+  const mapping = () =>
+    ofType('AWS::Lambda::EventSourceMapping').find(([, m]) =>
+      ref(m.Properties.EventSourceArn).includes('WebhookQueue'),
+    )?.[1] as Resource;
+
+  it('keeps a failing event for every try of the 3-day schedule, then moves it to the dead-letter queue', () => {
+    // Prepare
+    const queue = resources.WebhookQueue.Properties;
+    const redrive = queue.RedrivePolicy as { deadLetterTargetArn: unknown; maxReceiveCount: number };
+    const lastTryAt = retryWindow(webhookAttempts() - 1, WEBHOOK_RETRY_SCHEDULE);
+    // Assess: one receive per try (the dispatcher's try number is the receive count), none cut short.
+    expect(Number(redrive.maxReceiveCount)).toBe(webhookAttempts(WEBHOOK_RETRY_SCHEDULE));
+    expect(ref(redrive.deadLetterTargetArn)).toBe(ref({ 'Fn::GetAtt': ['WebhookDeadLetterQueue', 'Arn'] }));
+    // Retention: the last try's window ends before SQS would drop the message, with a day to spare.
+    expect(Number(queue.MessageRetentionPeriod) * 1000).toBeGreaterThanOrEqual(
+      lastTryAt.startMs + lastTryAt.lengthMs + 86_400_000,
+    );
+    expect(resources.WebhookDeadLetterQueue.Properties.MessageRetentionPeriod).toBe(1209600);
+    expect(queue.SqsManagedSseEnabled).toBe(true);
+    // A wait between two tries (at most two windows) fits one ChangeMessageVisibility.
+    expect((2 * WEBHOOK_RETRY_SCHEDULE.capMs) / 1000).toBeLessThanOrEqual(MAX_VISIBILITY_SECONDS);
+    expect(WEBHOOK_RETRY_SCHEDULE.spanMs).toBeGreaterThanOrEqual(3 * 86_400_000);
+  });
+
+  it('runs the dispatcher from that queue with batch item failures, a concurrency cap and its stage’s secrets', () => {
+    // Prepare
+    const fn = dispatcher();
+    const env = (fn.Properties.Environment as { Variables: Record<string, string> }).Variables;
+    const source = mapping();
+    // Assess
+    expect(source.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(source.Properties.BatchSize as number).toBeLessThanOrEqual(10);
+    expect((source.Properties.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency).toBe(2);
+    expect(resources.WebhookQueue.Properties.VisibilityTimeout as number).toBeGreaterThanOrEqual(
+      6 * (fn.Properties.Timeout as number),
+    );
+    expect(env.WEBHOOK_SECRETS_PREFIX).toBe('dealer-gateway/ci/webhooks/');
+    expect(roleOf(fn)).toBe('WebhookDispatcherRole');
+  });
+
+  it("limits the dispatcher's role to its queue, the records table and its clients' secrets of the stage", () => {
+    // Act
+    const statements = statementsOf('WebhookDispatcherRole');
+    // Assess
+    expect(statements.map((s) => [...s.Action].sort())).toEqual([
+      ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage'],
+      ['dynamodb:GetItem', 'dynamodb:PutItem'],
+      ['secretsmanager:GetSecretValue'],
+    ]);
+    expect(ref(statements[1].Resource)).toBe(ref([{ 'Fn::GetAtt': ['WebhookQueue', 'Arn'] }]));
+    expect(ref(statements[2].Resource)).toBe(ref([{ 'Fn::GetAtt': ['RecordsTable', 'Arn'] }]));
+    expect(ref(statements[3].Resource)).toContain('secret:dealer-gateway/ci/webhooks/example-dealer-??????');
+  });
+
+  it('no longer sends a secret in a header: no API destination, no connection, no secret header', () => {
+    expect(ofType('AWS::Events::ApiDestination')).toEqual([]);
+    expect(ofType('AWS::Events::Connection')).toEqual([]);
+    expect(ref(resources).toLowerCase()).not.toContain('x-dealer-gateway-secret');
   });
 });

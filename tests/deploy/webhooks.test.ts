@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import clients from '../../config/clients.json' with { type: 'json' };
 import type { ClientsConfig } from '../../lib/clients/types.ts';
-import { EVENT_SOURCE, RECORD_STATE_CHANGED, WEBHOOK_SECRET_HEADER } from '../../lib/events/constants.ts';
+import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
 import { oslsScript, projectRoot } from '../../scripts/local/project.ts';
 import type { Resource } from '../support/packagedTemplate.ts';
 
@@ -33,12 +33,12 @@ const threeClients = (): ClientsConfig => ({
     {
       name: 'north-dealer',
       dealers: [1001],
-      webhook: { url: 'https://north.example/hooks', secretName: 'north/hook' },
+      webhook: { url: 'https://north.example/hooks' },
     },
     {
       name: 'south-dealer',
       dealers: [1002],
-      webhook: { url: 'https://south.example/events', secretName: 'south/hook', rateLimitPerSecond: 3 },
+      webhook: { url: 'https://south.example/events', rateLimitPerSecond: 3 },
     },
     { name: 'quiet-dealer', dealers: [1003] },
   ],
@@ -49,78 +49,70 @@ const ofType = (resources: Record<string, Resource>, type: string) =>
   Object.entries(resources).filter(([, r]) => r.Type === type);
 
 describe('deploy/webhooks.cjs', () => {
-  it('uses the source, detail type and header of lib/events/constants.ts', () => {
-    expect(webhooks.constants).toMatchObject({ EVENT_SOURCE, RECORD_STATE_CHANGED, WEBHOOK_SECRET_HEADER });
+  it('uses the source and detail type of lib/events/constants.ts', () => {
+    expect(webhooks.constants).toMatchObject({ EVENT_SOURCE, RECORD_STATE_CHANGED });
   });
 
-  it("gives each webhook client its own rule, matching that client's events only, and nothing to a client without one", () => {
+  it("queues the webhook clients' events, and nothing of a client without one, for the dispatcher", () => {
     // Act
     const { Resources } = webhooks.generate(threeClients(), at);
     // Assess
-    const rules = ofType(Resources, 'AWS::Events::Rule');
-    expect(rules.map(([id]) => id).sort()).toEqual(['NorthDealerWebhookRule', 'SouthDealerWebhookRule']);
-    for (const [id, rule] of rules) {
-      const client = id.startsWith('North') ? 'north-dealer' : 'south-dealer';
-      expect(rule.Properties.EventPattern).toEqual({
-        source: [EVENT_SOURCE],
-        'detail-type': [RECORD_STATE_CHANGED],
-        detail: { client: [client] },
-      });
-    }
-    expect(Object.keys(Resources).filter((id) => id.startsWith('Quiet'))).toEqual([]);
-    expect(ofType(Resources, 'AWS::Events::ApiDestination')).toHaveLength(2);
-    expect(ofType(Resources, 'AWS::SQS::Queue')).toHaveLength(2);
+    expect(Object.keys(Resources)).toEqual(['WebhookDispatcherRole', 'WebhookRule', 'WebhookQueuePolicy']);
+    expect(Resources.WebhookRule.Properties.EventPattern).toEqual({
+      source: [EVENT_SOURCE],
+      'detail-type': [RECORD_STATE_CHANGED],
+      detail: { client: ['north-dealer', 'south-dealer'] },
+    });
+    expect(ofType(Resources, 'AWS::Events::ApiDestination')).toEqual([]);
+    expect(JSON.stringify(Resources)).not.toContain('quiet-dealer');
   });
 
-  it('sends to the URL at the rate of the configuration (10 a second when not given)', () => {
+  it("lets the dispatcher read each webhook client's secret of the stage, and no other", () => {
+    // Act
     const { Resources } = webhooks.generate(threeClients(), at);
-    expect(Resources.NorthDealerWebhookDestination.Properties).toMatchObject({
-      InvocationEndpoint: 'https://north.example/hooks',
-      HttpMethod: 'POST',
-      InvocationRateLimitPerSecond: 10,
-    });
-    expect(Resources.SouthDealerWebhookDestination.Properties.InvocationRateLimitPerSecond).toBe(3);
-    expect(Resources.SouthDealerWebhookConnection.Properties.AuthParameters).toEqual({
-      ApiKeyAuthParameters: {
-        ApiKeyName: WEBHOOK_SECRET_HEADER,
-        ApiKeyValue: '{{resolve:secretsmanager:south/hook:SecretString}}',
-      },
-    });
+    const statements = (
+      Resources.WebhookDispatcherRole.Properties.Policies as {
+        PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] };
+      }[]
+    )[0].PolicyDocument.Statement;
+    const secrets = statements.find((s) => s.Action.includes('secretsmanager:GetSecretValue'));
+    // Assess
+    expect(JSON.stringify(secrets?.Resource)).toBe(
+      JSON.stringify(
+        ['north-dealer', 'south-dealer'].map((client) => ({
+          'Fn::Sub': `arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:dealer-gateway/ci/webhooks/${client}-??????`,
+        })),
+      ),
+    );
   });
 
-  it('generates nothing when no client has a webhook, and nothing for npm start (stage local)', () => {
+  it('generates only the role when no client has a webhook, and for npm start (stage local)', () => {
     const none = structuredClone(config);
     for (const client of none.clients) delete client.webhook;
     const local = threeClients();
-    local.clients[0].webhook = { url: 'http://localhost:4010/hooks', secretName: 'north/hook' };
-    expect(webhooks.generate(none, at)).toEqual({ Resources: {} });
-    expect(webhooks.generate(local, { ...at, stage: 'local' })).toEqual({ Resources: {} });
+    local.clients[0].webhook = { url: 'http://localhost:4010/hooks' };
+    expect(Object.keys(webhooks.generate(none, at).Resources)).toEqual(['WebhookDispatcherRole']);
+    const forLocal = webhooks.generate(local, { ...at, stage: 'local' }).Resources;
+    expect(Object.keys(forLocal)).toEqual(['WebhookDispatcherRole']);
+    expect(JSON.stringify(forLocal)).not.toContain('secretsmanager');
   });
 
   it.each(['http://localhost:4010/hooks', 'https://127.0.0.1/hooks'])(
     'refuses to package a webhook at %s for AWS, naming the client, the field and why',
     (url) => {
       const local = threeClients();
-      local.clients[1].webhook = { url, secretName: 'south/hook' };
+      local.clients[1].webhook = { url };
       expect(() => webhooks.generate(local, at)).toThrow(
-        `config/clients.json: client "south-dealer": webhook.url "${url}" is for npm start only: stage "ci" delivers through an EventBridge API destination, which needs a public https:// URL`,
+        `config/clients.json: client "south-dealer": webhook.url "${url}" is for npm start only: stage "ci" posts from AWS (the webhook dispatcher), which needs a public https:// URL`,
       );
     },
   );
 
   it('refuses a bad webhook by the rules the handlers apply', () => {
     const bad = threeClients();
-    bad.clients[0].webhook = { url: 'ftp://x', secretName: 'north/hook' };
+    bad.clients[0].webhook = { url: 'ftp://x' };
     expect(() => webhooks.generate(bad, at)).toThrow(
       'config/clients.json: client "north-dealer": webhook.url "ftp://x" must be an https:// URL (http:// only for localhost)',
-    );
-  });
-
-  it('refuses a client whose dead-letter queue name would be longer than SQS allows', () => {
-    const long = threeClients();
-    long.clients[0].name = `n${'o'.repeat(62)}`;
-    expect(() => webhooks.generate(long, { ...at, stage: 'a-rather-long-stage-name' })).toThrow(
-      /longer than 80/,
     );
   });
 });
@@ -134,10 +126,7 @@ describe('packaging a project whose client has a localhost webhook', () => {
         await cp(join(projectRoot, entry), join(copy, entry), { recursive: true });
       await symlink(join(projectRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
       const local = structuredClone(config);
-      local.clients[0].webhook = {
-        url: 'http://localhost:4010/events',
-        secretName: 'dealer-gateway/x/webhook',
-      };
+      local.clients[0].webhook = { url: 'http://localhost:4010/events' };
       await writeFile(join(copy, 'config', 'clients.json'), JSON.stringify(local));
       const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
       // Act

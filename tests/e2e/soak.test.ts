@@ -4,8 +4,8 @@
  * worker and reconciler, SAP and Salesforce sandboxes losing answers too, faults inside batched calls), one SIGKILL
  * of the whole service and a 40 s SAP outage, then the reconciliation record by record: nothing lost, nothing
  * delivered twice, nothing left `accepted`, nothing sent during the outage `failed`, only probes while SAP was
- * down; and every settled sale's state-change event at the sandbox webhook receiver, none of a client
- * without a webhook, none with personal data.
+ * down; and every settled sale's state-change event at the sandbox webhook receiver, every post's signature
+ * verified, none of a client without a webhook, none with personal data.
  */
 import { describe, expect, it } from 'vitest';
 import { runSoak } from '../../scripts/soak/campaign.ts';
@@ -69,9 +69,10 @@ describe('the soak campaign, short form', () => {
         eventsLost: report.events.eventsLost,
         eventsLeaked: report.events.eventsLeaked,
         eventsWithPersonalData: report.events.eventsWithPersonalData,
+        eventsUnverified: report.events.eventsUnverified,
       },
       table,
-    ).toEqual({ eventsLost: 0, eventsLeaked: 0, eventsWithPersonalData: 0 });
+    ).toEqual({ eventsLost: 0, eventsLeaked: 0, eventsWithPersonalData: 0, eventsUnverified: 0 });
     // The outage was waited out: nothing sent during it failed, and SAP saw only probes while down.
     expect(report.outage.acceptedDuring, table).toBeGreaterThan(0);
     expect(report.outage.failedDuring, table).toBe(0);

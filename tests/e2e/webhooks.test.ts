@@ -5,16 +5,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordStateChanged } from '../../lib/events/types.ts';
+import type { WebhookEvent } from '../../lib/events/webhookEvent.ts';
 import { projectRoot } from '../../scripts/local/project.ts';
 import { personalValues, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { npmStart, type RunningService } from '../support/npmStart.ts';
 
-/** What the sandbox webhook receiver lists: the EventBridge envelope as the client's webhook got it. */
+/** What the sandbox webhook receiver lists: the signed event as the client's webhook got it, and whether it verified. */
 interface Received {
   client: string;
   receivedAt: string;
-  event: { source: string; 'detail-type': string; id: string; detail: RecordStateChanged };
+  verified: boolean;
+  webhookId: string;
+  event: WebhookEvent;
 }
 
 let dir: string;
@@ -89,7 +91,7 @@ const eventOf = async (recordId: string, state: string, timeoutMs = 10_000) => {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = (await received()).find(
-      (r) => r.event.detail.recordId === recordId && r.event.detail.state === state,
+      (r) => r.verified && r.event.data.recordId === recordId && r.event.data.state === state,
     );
     if (found || Date.now() > deadline) return found;
     await sleep(100);
@@ -111,13 +113,12 @@ describe('npm start: a client webhook is told when its records are decided', () 
     // Assess
     expect(second).not.toBe(first);
     expect(outcome.status).toBe('rejected');
+    expect(rejected?.webhookId).toMatch(new RegExp(`^${second}:`));
     expect(rejected?.event).toMatchObject({
-      source: 'dealer-gateway',
-      'detail-type': 'Record state changed',
-      detail: {
+      type: 'record.rejected',
+      data: {
         recordId: second,
         kind: 'salesRegistration',
-        client: 'example-dealer',
         state: 'rejected',
         previousState: 'accepted',
         attempts: 1,
@@ -126,16 +127,17 @@ describe('npm start: a client webhook is told when its records are decided', () 
         error: expect.stringContaining('already registered'),
       },
     });
-    // Within seconds of the change of state (receivedAt and detail.at are both this machine's clock).
-    const lagMs = Date.parse(rejected?.receivedAt ?? '') - Date.parse(rejected?.event.detail.at ?? '');
+    // Within seconds of the change of state (receivedAt and the event's timestamp are both this machine's clock).
+    const lagMs = Date.parse(rejected?.receivedAt ?? '') - Date.parse(rejected?.event.timestamp ?? '');
     process.stderr.write(`webhook e2e: rejected event received ${lagMs} ms after the state changed\n`);
     expect(lagMs).toBeLessThan(10_000); // "within seconds", with room for a loaded CI machine
-    expect(delivered?.event.detail).toMatchObject({
+    expect(delivered?.event.data).toMatchObject({
       recordId: first,
       state: 'delivered',
       downstreamId: expect.any(String),
     });
-    // No personal data in any event the webhook got.
+    // Every post verified (Standard Webhooks, the receiver's standardwebhooks library); none with personal data.
+    expect((await received()).filter((r) => !r.verified)).toEqual([]);
     const everything = JSON.stringify(await received());
     for (const value of personalValues) expect(everything).not.toContain(value);
     // Both records are found by their frame number.
@@ -176,11 +178,7 @@ describe('npm start: a client webhook is told when its records are decided', () 
     expect(whileDown.afterMs).toBeLessThan(Math.max(8000, baseline.afterMs * 4));
     expect(missedWhileDown).toBeUndefined();
     expect(left.faults[0].count).toBeLessThan(1000); // the webhook was called, and failed
-    expect(arrived?.event.detail).toMatchObject({
-      recordId: id,
-      state: 'delivered',
-      client: 'example-dealer',
-    });
+    expect(arrived?.event.data).toMatchObject({ recordId: id, state: 'delivered' });
     expect(Date.now() - recoveredAt).toBeLessThan(10_000); // retries at most 1 s apart here
   });
   it('loses no event across a restart: one held back by a failing webhook arrives after npm start starts again', async () => {
@@ -202,7 +200,7 @@ describe('npm start: a client webhook is told when its records are decided', () 
     ).env.LOCAL_WEBHOOK_RECEIVER_URL;
     const arrived = await eventOf(id, 'delivered', 10_000);
     // Assess: the held-back event arrived, and what the receiver had before the restart is still listed.
-    expect(arrived?.event.detail).toMatchObject({ recordId: id, state: 'delivered' });
+    expect(arrived?.event.data).toMatchObject({ recordId: id, state: 'delivered' });
     expect((await received()).length).toBeGreaterThanOrEqual(before + 1);
   }, 120_000);
 });

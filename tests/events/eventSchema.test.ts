@@ -125,7 +125,7 @@ describe('the Record state changed schema', () => {
     expect(validate(incomplete)).toBe(false);
   });
 
-  it("describes a webhook's body: the EventBridge envelope as an API destination sends it, the event as its detail", () => {
+  it("describes the queued event: the EventBridge envelope as the bus's rule queues it, the event as its detail", () => {
     // Prepare
     const [[, detail]] = builtEvents();
     const body = {

@@ -6,10 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { EVENT_SOURCE, RECORD_STATE_CHANGED, WEBHOOK_SECRET_HEADER } from '../../lib/events/constants.ts';
+import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
+import type { RecordStateChanged } from '../../lib/events/types.ts';
+import { webhookEventOf } from '../../lib/events/webhookEvent.ts';
+import { newWebhookSecret, type WebhookSecrets } from '../../lib/webhooks/secrets.ts';
 import { type LocalEventBus, startLocalEventBus } from '../../scripts/local/eventBus.ts';
 import type { WebhookRoute } from '../../scripts/local/webhookDispatcher.ts';
+import { fileWebhookSwitch } from '../../scripts/local/webhookFlags.ts';
 import type { WebhookRetrySettings } from '../../scripts/local/webhookRetry.ts';
 import { readBody } from '../support/readBody.ts';
 
@@ -18,8 +23,7 @@ const BUS = 'dealer-gateway-local';
 const fast: WebhookRetrySettings = {
   baseMs: 40,
   capMs: 200,
-  maxAgeMs: 60_000,
-  maxAttempts: 185,
+  spanMs: 60_000,
   timeoutMs: 400,
 };
 
@@ -40,6 +44,7 @@ const dataDir = async () => {
 interface Call {
   at: number;
   headers: IncomingHttpHeaders;
+  raw: string;
   body: Record<string, unknown>;
 }
 /** A real webhook: records each call, answers what `respond` says (a number: that status; 'hang': nothing). */
@@ -47,7 +52,8 @@ const startHook = async (respond: (call: Call, index: number) => number | 'hang'
   const calls: Call[] = [];
   const hanging: ServerResponse[] = [];
   const server = createServer(async (req, res) => {
-    const call = { at: Date.now(), headers: req.headers, body: JSON.parse((await readBody(req)).toString()) };
+    const raw = (await readBody(req)).toString();
+    const call = { at: Date.now(), headers: req.headers, raw, body: JSON.parse(raw) };
     const answer = respond(call, calls.length);
     calls.push(call);
     if (answer === 'hang') hanging.push(res);
@@ -66,10 +72,21 @@ const startHook = async (respond: (call: Call, index: number) => number | 'hang'
 
 const route = (url: string, extra: Partial<WebhookRoute> = {}): WebhookRoute => ({
   url,
-  secret: `secret-of-${url}`,
   rateLimitPerSecond: 100,
   ...extra,
 });
+
+/** Each client's secrets (a new one per client, made on first use; a test may set a rotation). */
+const secrets = new Map<string, WebhookSecrets>();
+const secretsOf = (client: string): WebhookSecrets => {
+  const known = secrets.get(client) ?? { current: newWebhookSecret() };
+  secrets.set(client, known);
+  return known;
+};
+
+/** Verifies a call as the client would, with the official library: the parsed body, or throws. */
+const verified = (call: Call, secret = secretsOf('a').current) =>
+  new Webhook(secret).verify(call.raw, call.headers as Record<string, string>);
 
 const startBus = async (
   dir: string,
@@ -81,6 +98,7 @@ const startBus = async (
     dataDir: dir,
     busNames: [BUS],
     routeOf: (client) => routes[client],
+    secretsOf,
     settings: { ...fast, ...settings },
     log: (entry) => logs.push(entry),
   });
@@ -88,7 +106,7 @@ const startBus = async (
   return { bus, logs };
 };
 
-const detailOf = (client: string, recordId = `rec-${client}`) => ({
+const detailOf = (client: string, recordId = `rec-${client}`): RecordStateChanged => ({
   eventId: `${recordId}:2026-11-23T00:00:00.000Z`,
   recordId,
   kind: 'salesRegistration',
@@ -96,6 +114,7 @@ const detailOf = (client: string, recordId = `rec-${client}`) => ({
   state: 'rejected',
   previousState: 'accepted',
   attempts: 1,
+  sequence: 2,
   at: '2026-11-23T00:00:00.000Z',
   acceptedAt: '2026-11-22T23:59:59.000Z',
   error: 'FrameNum already registered',
@@ -131,7 +150,7 @@ const files = async (dir: string) =>
   existsSync(dir) ? (await readdir(dir)).filter((f) => f.endsWith('.json')) : [];
 
 describe('the local event bus (PutEvents → webhooks)', () => {
-  it('posts the EventBridge envelope with the secret header to the client webhook', async () => {
+  it("posts the event in the Standard Webhooks shape, signed with the client's secret, no secret in a header", async () => {
     // Prepare
     const hook = await startHook();
     const { bus } = await startBus(await dataDir(), { a: route(hook.url) });
@@ -144,20 +163,44 @@ describe('the local event bus (PutEvents → webhooks)', () => {
       body: { FailedEntryCount: 0, Entries: [{ EventId: expect.stringMatching(/^[0-9a-f-]{36}$/) }] },
     });
     const [call] = hook.calls;
-    expect(call.headers[WEBHOOK_SECRET_HEADER.toLowerCase()]).toBe(`secret-of-${hook.url}`);
+    expect(verified(call)).toEqual(webhookEventOf(detailOf('a')));
+    expect(call.raw).toBe(JSON.stringify(webhookEventOf(detailOf('a'))));
+    expect(call.headers['webhook-id']).toBe(detailOf('a').eventId);
+    expect(Number(call.headers['webhook-timestamp'])).toBeCloseTo(Date.now() / 1000, -2);
     expect(call.headers['content-type']).toMatch(/^application\/json/);
-    expect(call.body).toEqual({
-      version: '0',
-      id: (answer.body.Entries as { EventId: string }[])[0].EventId,
-      'detail-type': RECORD_STATE_CHANGED,
-      source: EVENT_SOURCE,
-      account: '000000000000',
-      time: '2026-11-18T11:06:40Z', // Time in epoch seconds, as the SDK sends it
-      region: 'eu-west-1',
-      resources: [],
-      detail: detailOf('a'),
-    });
+    // Negative control: another client's secret does not verify, and no header carries a secret.
+    expect(() => verified(call, secretsOf('b').current)).toThrow('No matching signature found');
+    const secretBody = secretsOf('a').current.slice('whsec_'.length);
+    expect(JSON.stringify(call.headers)).not.toContain(secretBody);
+    expect(call.headers['x-dealer-gateway-secret']).toBeUndefined();
     await until(async () => (await files(bus.store.pendingDir)).length === 0);
+  });
+
+  it('signs with both secrets during a rotation, and with the new one alone after the window', async () => {
+    // Prepare: client r rotated 23 h ago, client s 25 h ago (window: 24 h).
+    const hook = await startHook();
+    const old = newWebhookSecret();
+    const rotated = (hoursAgo: number): WebhookSecrets => ({
+      current: newWebhookSecret(),
+      previous: old,
+      rotatedAt: new Date(Date.now() - hoursAgo * 3_600_000),
+    });
+    secrets.set('r', rotated(23));
+    secrets.set('s', rotated(25));
+    const { bus } = await startBus(await dataDir(), { r: route(`${hook.url}/r`), s: route(`${hook.url}/s`) });
+    // Act
+    await putEvents(bus, [entry('r')]);
+    await until(() => hook.calls.length === 1);
+    await putEvents(bus, [entry('s')]);
+    await until(() => hook.calls.length === 2);
+    // Assess
+    const [during, after] = hook.calls;
+    expect(String(during.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(verified(during, secrets.get('r')?.current)).toBeTruthy();
+    expect(verified(during, old)).toBeTruthy();
+    expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    expect(verified(after, secrets.get('s')?.current)).toBeTruthy();
+    expect(() => verified(after, old)).toThrow('No matching signature found');
   });
 
   it('answers the AWS SDK, failing per entry another bus, bad Detail or missing fields', async () => {
@@ -216,17 +259,19 @@ describe('the local event bus (PutEvents → webhooks)', () => {
     await sleep(100);
     // Assess
     expect(answer.body.FailedEntryCount).toBe(0);
-    expect(hookA.calls.map((call) => (call.body.detail as { client: string }).client)).toEqual(['a', 'a']);
-    expect(hookB.calls.map((call) => (call.body.detail as { client: string }).client)).toEqual(['b']);
-    expect(hookB.calls[0].headers[WEBHOOK_SECRET_HEADER.toLowerCase()]).toBe(`secret-of-${hookB.url}`);
+    const recordsOf = (calls: Call[]) =>
+      calls.map((call) => (call.body.data as { recordId: string }).recordId);
+    expect(recordsOf(hookA.calls)).toEqual(['rec-a', 'rec-a']);
+    expect(recordsOf(hookB.calls)).toEqual(['rec-b']);
+    expect(verified(hookB.calls[0], secretsOf('b').current)).toBeTruthy();
     // c and nobody: no rule matched, nothing kept.
     expect(await files(bus.store.pendingDir)).toEqual([]);
     expect(await files(bus.store.deadDir)).toEqual([]);
   });
 
-  it('retries 503s and timeouts with growing delays until the webhook answers 2xx', async () => {
-    // Prepare: 503, 503, no answer (timeout), 429, then 200.
-    const script = [503, 503, 'hang', 429] as const;
+  it('retries 503s, 400s and timeouts in growing windows until the webhook answers 2xx', async () => {
+    // Prepare: 503, 400, no answer (timeout), 429, then 200.
+    const script = [503, 400, 'hang', 429] as const;
     const hook = await startHook((_call, index) => script[index] ?? 200);
     const { bus, logs } = await startBus(await dataDir(), { a: route(hook.url) });
     // Act
@@ -234,13 +279,18 @@ describe('the local event bus (PutEvents → webhooks)', () => {
     await until(() => hook.calls.length === 5);
     await until(async () => (await files(bus.store.pendingDir)).length === 0);
     // Assess
-    const gaps = hook.calls.slice(1).map((call, i) => call.at - hook.calls[i].at);
-    // Half fixed, half random, doubling from 40 ms up to the 200 ms cap: 20..40, 40..80, 80..160, 100..200 ms.
-    expect(gaps[0]).toBeGreaterThanOrEqual(20 - 5);
-    expect(gaps[1]).toBeGreaterThanOrEqual(40 - 5);
-    expect(gaps[2]).toBeGreaterThanOrEqual(fast.timeoutMs + 80 - 5); // the hung attempt waited for its timeout
-    expect(gaps[3]).toBeGreaterThanOrEqual(100 - 5);
-    expect(new Set(hook.calls.map((call) => call.body.id)).size).toBe(1);
+    // Retry k falls in its window after the first try: windows of 40, 80, 160, 200 ms start at 0, 40, 120, 280 ms.
+    const sinceFirst = hook.calls.map((call) => call.at - hook.calls[0].at);
+    expect(sinceFirst[2]).toBeGreaterThanOrEqual(40 - 5);
+    expect(sinceFirst[3]).toBeGreaterThanOrEqual(120 - 5);
+    expect(sinceFirst[4]).toBeGreaterThanOrEqual(280 - 5);
+    expect(hook.calls[4].at - hook.calls[3].at).toBeGreaterThanOrEqual(0);
+    expect(sinceFirst[3] - sinceFirst[2]).toBeGreaterThanOrEqual(0);
+    // The hung try waited for its timeout before the next.
+    expect(hook.calls[3].at - hook.calls[2].at).toBeGreaterThanOrEqual(fast.timeoutMs - 5);
+    // The same webhook-id on every try, each verifiable.
+    expect(new Set(hook.calls.map((call) => call.headers['webhook-id'])).size).toBe(1);
+    for (const call of hook.calls) expect(verified(call)).toBeTruthy();
     expect(logs.filter((log) => log.message === 'webhook attempt failed: retrying')).toHaveLength(4);
     expect(logs.at(-1)).toMatchObject({
       message: 'webhook delivered',
@@ -252,31 +302,41 @@ describe('the local event bus (PutEvents → webhooks)', () => {
     expect(JSON.stringify(logs)).not.toContain('FrameNum already registered');
   });
 
-  it('does not retry a 400: the delivery goes to the dead directory at once', async () => {
+  it("disables a client's webhook on 410 Gone: no retry, its later events dropped, until enabled again", async () => {
     // Prepare
-    const hook = await startHook(() => 400);
-    const { bus, logs } = await startBus(await dataDir(), { a: route(hook.url) });
+    let gone = true;
+    const hook = await startHook(() => (gone ? 410 : 200));
+    const dir = await dataDir();
+    const { bus, logs } = await startBus(dir, { a: route(hook.url) });
+    const flags = fileWebhookSwitch(dir);
     // Act
-    const answer = await putEvents(bus, [entry('a')]);
-    await until(() => logs.some((log) => log.level === 'ERROR'));
-    await sleep(fast.capMs);
+    await putEvents(bus, [entry('a')]);
+    await until(async () => (await flags.disabled('a')) !== undefined);
+    await until(async () => (await files(bus.store.pendingDir)).length === 0);
+    await putEvents(bus, [entry('a')]);
+    await until(() => logs.filter((log) => String(log.message).includes('is disabled')).length === 1);
+    const callsWhileDisabled = hook.calls.length;
+    gone = false;
+    const wasDisabled = await flags.enable('a');
+    await putEvents(bus, [entry('a')]);
+    await until(() => hook.calls.length === callsWhileDisabled + 1);
+    await until(() => logs.some((log) => log.message === 'webhook delivered'));
     // Assess
-    expect(hook.calls).toHaveLength(1);
-    expect(await files(bus.store.pendingDir)).toEqual([]);
-    const [dead] = await bus.store.dead();
-    expect(dead).toMatchObject({
-      id: (answer.body.Entries as { EventId: string }[])[0].EventId,
+    expect(callsWhileDisabled).toBe(1);
+    expect(wasDisabled).toBe(true);
+    expect(await flags.disabled('a')).toBeUndefined();
+    expect(await files(bus.store.deadDir)).toEqual([]);
+    expect(logs.find((log) => log.status === 410)).toMatchObject({
+      level: 'ERROR',
       client: 'a',
       attempts: 1,
-      lastError: 'HTTP 400',
     });
-    expect(logs.at(-1)).toMatchObject({ level: 'ERROR', reason: 'not retryable', attempts: 1 });
   });
 
-  it('gives up once the event is older than the maximum age, into the dead directory', async () => {
+  it('gives up once the retry schedule is used up, into the dead directory', async () => {
     // Prepare
     const hook = await startHook(() => 503);
-    const { bus, logs } = await startBus(await dataDir(), { a: route(hook.url) }, { maxAgeMs: 300 });
+    const { bus, logs } = await startBus(await dataDir(), { a: route(hook.url) }, { spanMs: 300 });
     // Act
     await putEvents(bus, [entry('a')]);
     await until(() => logs.some((log) => log.level === 'ERROR'));
@@ -284,7 +344,11 @@ describe('the local event bus (PutEvents → webhooks)', () => {
     expect(hook.calls.length).toBeGreaterThan(1);
     expect(await files(bus.store.deadDir)).toHaveLength(1);
     expect(await files(bus.store.pendingDir)).toEqual([]);
-    expect(logs.at(-1)).toMatchObject({ level: 'ERROR', reason: 'maximum event age', lastError: 'HTTP 503' });
+    expect(logs.at(-1)).toMatchObject({
+      level: 'ERROR',
+      reason: 'retry schedule used up',
+      lastError: 'HTTP 503',
+    });
   });
 
   it('loses nothing across a restart: a delivery failing when the bus stops is made by the next bus', async () => {
@@ -309,8 +373,9 @@ describe('the local event bus (PutEvents → webhooks)', () => {
     await until(() => deliveredLogs().length === 2);
     // Assess: every event arrived (at least once) after the restart.
     expect(second.bus.resumed).toBe(2);
-    const delivered = hook.calls.slice(callsBefore).map((call) => call.body.id);
-    expect([...new Set(delivered)].sort()).toEqual([...ids].sort());
+    const delivered = hook.calls.slice(callsBefore);
+    expect(delivered.length).toBeGreaterThanOrEqual(2);
+    for (const call of delivered) expect(verified(call)).toBeTruthy();
     expect(deliveredLogs()).toHaveLength(2);
   });
 

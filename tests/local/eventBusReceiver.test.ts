@@ -1,9 +1,11 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '../../lib/clients/types.ts';
-import { WEBHOOK_SECRET_HEADER } from '../../lib/events/constants.ts';
+import { newWebhookSecret } from '../../lib/webhooks/secrets.ts';
+import { signWebhook } from '../../lib/webhooks/signing.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../sandbox/webhookReceiver.ts';
 import { describeWebhookRoutes, localWebhookRoutes } from '../../scripts/local/webhookRoutes.ts';
 import { ensureWebhookSecrets } from '../../scripts/local/webhookSecrets.ts';
@@ -23,23 +25,36 @@ const dataDir = async () => {
   return dir;
 };
 
-const secrets: Record<string, string> = { a: 'secret-a', b: 'secret-b' };
+const secrets: Record<string, string> = { a: newWebhookSecret(), b: newWebhookSecret() };
 const startReceiver = async (dir?: string) => {
-  const receiver = await startWebhookReceiver({ dataDir: dir, secretOf: (client) => secrets[client] });
+  const receiver = await startWebhookReceiver({
+    dataDir: dir,
+    secretsOf: (client) => (secrets[client] ? [secrets[client]] : undefined),
+  });
   cleanups.push(() => receiver.stop());
   return receiver;
 };
-const post = (receiver: WebhookReceiver, client: string, body: unknown, secret = secrets[client]) =>
-  fetch(`${receiver.url}/hooks/${client}`, {
+/** Posts a body signed with `secret` (none: unsigned; `at`: the signature's time). */
+const post = (
+  receiver: WebhookReceiver,
+  client: string,
+  body: unknown,
+  secret: string | null = secrets[client],
+  at = new Date(),
+) => {
+  const text = JSON.stringify(body);
+  const signature = secret ? signWebhook({ id: `id-${text}`, body: text, secrets: [secret], at }) : {};
+  return fetch(`${receiver.url}/hooks/${client}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(secret ? { [WEBHOOK_SECRET_HEADER]: secret } : {}) },
-    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...signature },
+    body: text,
   });
+};
 const get = async <T = unknown>(receiver: WebhookReceiver, path: string) =>
   (await (await fetch(`${receiver.url}${path}`)).json()) as T;
 
 describe('the sandbox webhook receiver', () => {
-  it('keeps events carrying the right secret and lists them newest first, per client', async () => {
+  it('keeps events whose signature verifies and lists them newest first, per client', async () => {
     // Prepare
     const receiver = await startReceiver();
     // Act
@@ -48,32 +63,49 @@ describe('the sandbox webhook receiver', () => {
     const third = await post(receiver, 'a', { id: '3' });
     // Assess
     expect([first.status, second.status, third.status]).toEqual([200, 200, 200]);
-    expect(await get(receiver, '/hooks')).toEqual([
-      { client: 'a', receivedAt: expect.any(String), event: { id: '3' } },
-      { client: 'b', receivedAt: expect.any(String), event: { id: '2' } },
-      { client: 'a', receivedAt: expect.any(String), event: { id: '1' } },
-    ]);
+    const kept = (id: string, client: string) => ({
+      client,
+      receivedAt: expect.any(String),
+      verified: true,
+      webhookId: `id-{"id":"${id}"}`,
+      event: { id },
+    });
+    expect(await get(receiver, '/hooks')).toEqual([kept('3', 'a'), kept('2', 'b'), kept('1', 'a')]);
     expect((await get<{ event: { id: string } }[]>(receiver, '/hooks/a')).map((r) => r.event.id)).toEqual([
       '3',
       '1',
     ]);
   });
 
-  it('answers 401 to a missing or wrong secret (another client’s too) and 404 to a client without a webhook', async () => {
+  it('answers 401 to an unsigned, wrongly signed (another client’s secret), stale or tampered event, showing it unverified', async () => {
     // Prepare
     const receiver = await startReceiver();
+    const text = JSON.stringify({ id: '5' });
+    const tampered = signWebhook({ id: 'x', body: text, secrets: [secrets.a], at: new Date() });
     // Act
-    const missing = await post(receiver, 'a', { id: '1' }, '');
-    const wrong = await post(receiver, 'a', { id: '1' }, secrets.b);
-    const unknown = await post(receiver, 'c', { id: '1' }, 'x');
-    // Assess
-    expect(missing.status).toBe(401);
-    expect(await missing.json()).toEqual({
-      message: `missing or wrong ${WEBHOOK_SECRET_HEADER} header for a`,
+    const missing = await post(receiver, 'a', { id: '1' }, null);
+    const wrong = await post(receiver, 'a', { id: '2' }, secrets.b);
+    const stale = await post(receiver, 'a', { id: '3' }, secrets.a, new Date(Date.now() - 600_000));
+    const changed = await fetch(`${receiver.url}/hooks/a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...tampered },
+      body: JSON.stringify({ id: '6' }),
     });
-    expect(wrong.status).toBe(401);
-    expect(unknown.status).toBe(404);
-    expect(await get(receiver, '/hooks')).toEqual([]);
+    const unknown = await post(receiver, 'c', { id: '4' }, secrets.a);
+    // Assess
+    expect([missing.status, wrong.status, stale.status, changed.status, unknown.status]).toEqual([
+      401, 401, 401, 401, 404,
+    ]);
+    expect(await missing.json()).toEqual({
+      message: 'webhook signature not verified for a: Missing required headers',
+    });
+    const shown = await get<{ verified: boolean; verificationError: string }[]>(receiver, '/hooks');
+    expect(shown.map((event) => [event.verified, event.verificationError])).toEqual([
+      [false, 'No matching signature found'],
+      [false, 'Message timestamp too old'],
+      [false, 'No matching signature found'],
+      [false, 'Missing required headers'],
+    ]);
   });
 
   it('fails on demand (POST /hooks/_faults) without keeping the event, then recovers', async () => {
@@ -103,7 +135,13 @@ describe('the sandbox webhook receiver', () => {
     const after = await startReceiver(dir);
     // Assess
     expect(await get(after, '/hooks/a')).toEqual([
-      { client: 'a', receivedAt: expect.any(String), event: { id: 'kept' } },
+      {
+        client: 'a',
+        receivedAt: expect.any(String),
+        verified: true,
+        webhookId: expect.any(String),
+        event: { id: 'kept' },
+      },
     ]);
   });
 });
@@ -113,20 +151,19 @@ describe('where npm start sends each webhook', () => {
     {
       name: 'remote',
       dealers: [],
-      webhook: { url: 'https://dealer.example.com/events', secretName: 's/remote' },
+      webhook: { url: 'https://dealer.example.com/events' },
     },
     {
       name: 'local',
       dealers: [],
-      webhook: { url: 'http://localhost:4010/events', secretName: 's/local', rateLimitPerSecond: 3 },
+      webhook: { url: 'http://localhost:4010/events', rateLimitPerSecond: 3 },
     },
     { name: 'none', dealers: [] },
   ];
-  const values = { 's/remote': 'r', 's/local': 'l' };
 
   it('calls localhost webhooks as declared and sends the others to the sandbox receiver', () => {
     // Act
-    const routes = localWebhookRoutes({ clients, secrets: values, receiverUrl: 'http://127.0.0.1:9' });
+    const routes = localWebhookRoutes({ clients, receiverUrl: 'http://127.0.0.1:9' });
     // Assess
     expect(Object.fromEntries(routes)).toEqual({
       remote: {
@@ -134,7 +171,6 @@ describe('where npm start sends each webhook', () => {
         declaredUrl: 'https://dealer.example.com/events',
         via: 'receiver',
         url: 'http://127.0.0.1:9/hooks/remote',
-        secret: 'r',
         rateLimitPerSecond: 10,
       },
       local: {
@@ -142,7 +178,6 @@ describe('where npm start sends each webhook', () => {
         declaredUrl: 'http://localhost:4010/events',
         via: 'declared',
         url: 'http://localhost:4010/events',
-        secret: 'l',
         rateLimitPerSecond: 3,
       },
     });
@@ -152,24 +187,58 @@ describe('where npm start sends each webhook', () => {
   });
 
   it('calls every webhook as declared with LOCAL_WEBHOOKS=direct', () => {
-    const routes = localWebhookRoutes({ clients, secrets: values, receiverUrl: 'http://x', direct: true });
+    const routes = localWebhookRoutes({ clients, receiverUrl: 'http://x', direct: true });
     expect(routes.get('remote')?.url).toBe('https://dealer.example.com/events');
   });
 
-  it('makes a local secret per secret name once, and keeps it across starts', async () => {
+  it('makes a whsec_ secret per webhook client once, and keeps it across starts', async () => {
     // Prepare
     const dir = await dataDir();
     // Act
-    const first = ensureWebhookSecrets(dir, ['s/remote', 's/local']);
-    const again = ensureWebhookSecrets(dir, ['s/remote', 's/local', 's/new']);
+    const first = ensureWebhookSecrets(dir, ['remote', 'local']);
+    const again = ensureWebhookSecrets(dir, ['remote', 'local', 'new']);
     // Assess
-    expect(first.created).toEqual(['s/remote', 's/local']);
-    expect(again.created).toEqual(['s/new']);
-    expect(again.secrets['s/remote']).toBe(first.secrets['s/remote']);
-    expect(first.secrets['s/remote']).toMatch(/^whsec-[\w-]{32}$/);
+    expect(first.created).toEqual(['remote', 'local']);
+    expect(again.created).toEqual(['new']);
+    expect(again.secrets.remote).toEqual(first.secrets.remote);
+    expect(first.secrets.remote.current).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Object.keys(JSON.parse(readFileSync(join(dir, 'webhook-secrets.json'), 'utf8')))).toEqual([
+      'remote',
+      'local',
+      'new',
+    ]);
   });
 
-  it('npm start’s wiring: the bus delivers a remote webhook’s events to the receiver with the secret it checks', async () => {
+  it('replaces the old file (secret names, whsec- values) with whsec_ secrets per client', async () => {
+    // Prepare: the file as earlier versions wrote it.
+    const dir = await dataDir();
+    const file = join(dir, 'webhook-secrets.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ 'dealer-gateway/remote/webhook': 'whsec-abcdefghijklmnopqrstuvwxyz012345' }),
+    );
+    // Act
+    const migrated = ensureWebhookSecrets(dir, ['remote']);
+    // Assess
+    expect(migrated.replaced).toEqual(['dealer-gateway/remote/webhook']);
+    expect(migrated.created).toEqual(['remote']);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ remote: migrated.secrets.remote.current });
+  });
+
+  it('refuses an invalid whsec_ value when the configuration is loaded, naming the client', async () => {
+    // Prepare
+    const dir = await dataDir();
+    writeFileSync(join(dir, 'webhook-secrets.json'), JSON.stringify({ remote: 'whsec_dG9vIHNob3J0' }));
+    // Act / Assess
+    expect(() => ensureWebhookSecrets(dir, ['remote'])).toThrow(
+      'the webhook secret of client "remote" must be whsec_ followed by the base64 of 24 to 64 bytes',
+    );
+    await expect(startLocalWebhooks({ dataDir: dir, clients, busNames: ['bus'] })).rejects.toThrow(
+      'client "remote"',
+    );
+  });
+
+  it('npm start’s wiring: the bus delivers a remote webhook’s events to the receiver, which verifies them', async () => {
     // Prepare
     const dir = await dataDir();
     const webhooks = await startLocalWebhooks({ dataDir: dir, clients, busNames: ['bus'], direct: false });
@@ -184,7 +253,17 @@ describe('where npm start sends each webhook', () => {
             EventBusName: 'bus',
             Source: 'dealer-gateway',
             DetailType: 'Record state changed',
-            Detail: JSON.stringify({ client: 'remote', recordId: 'r1', state: 'delivered' }),
+            Detail: JSON.stringify({
+              eventId: 'r1:2026-11-27T00:00:00.000Z',
+              client: 'remote',
+              recordId: 'r1',
+              kind: 'caseRecord',
+              state: 'delivered',
+              previousState: 'accepted',
+              attempts: 1,
+              sequence: 1,
+              at: '2026-11-27T00:00:00.000Z',
+            }),
           },
         ],
       }),
@@ -198,7 +277,20 @@ describe('where npm start sends each webhook', () => {
       {
         client: 'remote',
         receivedAt: expect.any(String),
-        event: expect.objectContaining({ detail: { client: 'remote', recordId: 'r1', state: 'delivered' } }),
+        verified: true,
+        webhookId: 'r1:2026-11-27T00:00:00.000Z',
+        event: {
+          type: 'record.delivered',
+          timestamp: '2026-11-27T00:00:00.000Z',
+          data: {
+            recordId: 'r1',
+            kind: 'caseRecord',
+            state: 'delivered',
+            previousState: 'accepted',
+            attempts: 1,
+            sequence: 1,
+          },
+        },
       },
     ]);
     expect(webhooks.env).toEqual({

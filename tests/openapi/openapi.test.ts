@@ -278,28 +278,27 @@ describe('OpenAPI 3.1 structure', () => {
 });
 
 describe('webhooks', () => {
-  it("documents what a client's webhook receives: the envelope of the event schema, the secret header, no API key", () => {
+  it("documents what a client's webhook receives: the contract's event, the Standard Webhooks headers, no API key, no secret header", () => {
     // Act
     const post = ((built.webhooks as JsonObject).recordStateChanged as JsonObject).post as JsonObject;
     const body = (post.requestBody as JsonObject).content as JsonObject;
     const media = body['application/json'] as JsonObject;
     // Assess
-    expect(media.schema).toEqual({ $ref: '#/components/schemas/RecordStateChanged/$defs/webhookBody' });
     expect(post.security).toEqual([]);
-    expect(post.parameters).toEqual([
-      expect.objectContaining({ name: 'X-Dealer-Gateway-Secret', in: 'header', required: true }),
+    expect((post.parameters as JsonObject[]).map((p) => [p.name, p.in, p.required])).toEqual([
+      ['webhook-id', 'header', true],
+      ['webhook-timestamp', 'header', true],
+      ['webhook-signature', 'header', true],
     ]);
-    // The example's detail is what lib/events publishes: the schema's fields only, nothing personal.
-    const detail = (media.example as JsonObject).detail as JsonObject;
-    expect(Object.keys(detail).sort()).toEqual(
+    expect(JSON.stringify(built).toLowerCase()).not.toContain('x-dealer-gateway-secret');
+    // The example is what lib/events makes of a change: the contract's fields only, nothing personal.
+    const example = media.example as JsonObject;
+    expect(Object.keys(example)).toEqual(['type', 'timestamp', 'data']);
+    expect(Object.keys(example.data as JsonObject).sort()).toEqual(
       [
-        'acceptedAt',
-        'at',
         'attempts',
-        'client',
         'DealerId',
         'error',
-        'eventId',
         'FrameNum',
         'kind',
         'previousState',

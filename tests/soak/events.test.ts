@@ -12,12 +12,30 @@ import {
 } from '../../scripts/soak/events.ts';
 import type { SoakRecord } from '../../scripts/soak/workload.ts';
 
-const hook = (client: string, recordId: string, state: string, extra: Record<string, unknown> = {}) =>
+/** An event as the receiver lists it: the signed body, verified unless said otherwise. */
+const hook = (
+  client: string,
+  recordId: string,
+  state: string,
+  extra: Record<string, unknown> = {},
+  verified = true,
+) =>
+  ({
+    client,
+    verified,
+    event: {
+      type: `record.${state}`,
+      timestamp: '2026-11-27T03:10:50.000Z',
+      data: { recordId, state, kind: 'salesRegistration', ...extra },
+    },
+  }) as ReceivedHook;
+/** A delivery still on the local bus: the EventBridge envelope, its detail naming the client. */
+const onTheBus = (client: string, recordId: string, state: string, detailClient = client) =>
   ({
     client,
     event: {
       'detail-type': 'Record state changed',
-      detail: { recordId, state, client, kind: 'salesRegistration', ...extra },
+      detail: { recordId, state, client: detailClient, kind: 'salesRegistration' },
     },
   }) as ReceivedHook;
 
@@ -67,18 +85,34 @@ describe('the soak event check', () => {
       expected: new Map(),
       foreign: new Set(['c1']),
       webhookClients,
-      received: [
-        hook('example-dealer', 'c1', 'delivered'),
-        hook('example-web-forms', 'c2', 'delivered'),
-        hook('example-dealer', 's3', 'delivered', { client: 'example-web-forms' }),
-      ],
+      received: [hook('example-dealer', 'c1', 'delivered'), hook('example-web-forms', 'c2', 'delivered')],
       // The receiver refuses a client without a webhook: such a delivery is found on the bus, not at the receiver.
-      onBus: [hook('example-web-forms', 'c4', 'rejected'), hook('example-dealer', 's5', 'delivered')],
+      onBus: [
+        onTheBus('example-web-forms', 'c4', 'rejected'),
+        onTheBus('example-dealer', 's5', 'delivered'),
+        onTheBus('example-dealer', 's3', 'delivered', 'example-web-forms'),
+      ],
       personal: personalValueIndex([sale]),
     });
     // Assess
     expect(counts.eventsLeaked).toBe(4);
-    expect(counts.eventsReceived).toBe(3);
+    expect(counts.eventsReceived).toBe(2);
+  });
+
+  it('counts a request whose signature did not verify as a problem, and not as the event arriving', () => {
+    // Act
+    const { counts, missing, examples } = checkEvents({
+      expected: new Map([['s1', 'delivered']]),
+      foreign: new Set(),
+      webhookClients,
+      received: [hook('example-dealer', 's1', 'delivered', {}, false)],
+      personal: personalValueIndex([sale]),
+    });
+    // Assess
+    expect(counts).toMatchObject({ eventsUnverified: 1, eventsLost: 1 });
+    expect([...missing]).toEqual([['s1', 'delivered']]);
+    expect(examples.eventsUnverified).toEqual(['s1 under example-dealer']);
+    expect(eventsKept(counts)).toBe(false);
   });
 
   it('finds a personal value the campaign sent anywhere in an event, naming the field only', () => {
@@ -141,6 +175,11 @@ describe('the soak event check', () => {
       false,
     ],
     ['a planted personal value', [hook('example-dealer', 's1', 'delivered', { note: 'Rider1' })], false],
+    [
+      'a planted request whose signature did not verify',
+      [hook('example-dealer', 's1', 'delivered'), hook('example-dealer', 's1', 'delivered', {}, false)],
+      false,
+    ],
   ])('keeps the event promise only with %s', (_label, received, kept) => {
     // Act
     const { counts } = checkEvents({

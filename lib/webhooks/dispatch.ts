@@ -1,0 +1,130 @@
+/**
+ * The AWS webhook dispatcher's work on one queued event: the bus's rule puts each state change of a client with a
+ * webhook on the webhook queue; this signs it (Standard Webhooks) and posts it, once. A failed try waits for its
+ * retry window hidden in the queue (ChangeMessageVisibility: up to 12 h a time, within SQS's limit), a 410
+ * disables the client's webhook, and after the last try the message is left to reach the dead-letter queue.
+ */
+import type { SQSRecord } from 'aws-lambda';
+import { clientNamed } from '../clients/clientsConfig.ts';
+import { DEFAULT_WEBHOOK_RATE_LIMIT } from '../clients/webhookRules.cjs';
+import type { RecordStateChanged } from '../events/types.ts';
+import { webhookEventOf, webhookIdOf } from '../events/webhookEvent.ts';
+import { type AttemptOutcome, attemptWebhook } from './attempt.ts';
+import type { WebhookSwitch } from './disabledWebhooks.ts';
+import type { RateLimiter } from './rateLimit.ts';
+import { nextAttemptAt, type RetrySchedule, WEBHOOK_RETRY_SCHEDULE } from './retrySchedule.ts';
+import { signingSecrets, type WebhookSecrets } from './secrets.ts';
+import { signWebhook } from './signing.ts';
+
+/** SQS's longest visibility timeout: 12 hours. */
+export const MAX_VISIBILITY_SECONDS = 43_200;
+
+/** A try that failed and is due again later: the message's visibility was set to its retry time. */
+export class WebhookRetryLater extends Error {
+  override name = 'WebhookRetryLater';
+}
+
+/** A client's webhook as the dispatcher calls it. */
+export interface WebhookTarget {
+  url: string;
+  rateLimitPerSecond: number;
+}
+
+/** What the dispatcher did with one message (for logs and metrics: ids and statuses, never the body). */
+export type DispatchResult =
+  | { outcome: 'delivered' | 'disabled' | 'gone' | 'dropped'; client?: string; status?: number }
+  | { outcome: 'retry' | 'givenUp'; client: string; status?: number; error: string; retryInSeconds?: number };
+
+export interface DispatchDependencies {
+  targetOf(client: string): WebhookTarget | undefined;
+  secretsOf(client: string): Promise<WebhookSecrets>;
+  flags: WebhookSwitch;
+  limiter: RateLimiter;
+  /** Hides the message for `seconds` (its retry time). */
+  retryIn(record: SQSRecord, seconds: number): Promise<void>;
+  rotationWindowMs: number;
+  schedule?: RetrySchedule;
+  timeoutMs?: number;
+  now?: () => number;
+  random?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * The configured webhook of a client (config/clients.json), or undefined.
+ *
+ * @example
+ * configuredTarget('example-dealer') // { url: 'https://…', rateLimitPerSecond: 10 }
+ */
+export const configuredTarget = (client: string): WebhookTarget | undefined => {
+  const webhook = clientNamed(client)?.webhook;
+  return webhook
+    ? { url: webhook.url, rateLimitPerSecond: webhook.rateLimitPerSecond ?? DEFAULT_WEBHOOK_RATE_LIMIT }
+    : undefined;
+};
+
+const eventOfMessage = (body: string): RecordStateChanged | undefined => {
+  try {
+    const detail = (JSON.parse(body) as { detail?: unknown }).detail as RecordStateChanged | undefined;
+    return detail && typeof detail.client === 'string' && typeof detail.eventId === 'string'
+      ? detail
+      : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * Signs and posts one queued event. Resolves when the message is done with (delivered, dropped, disabled);
+ * throws {@link WebhookRetryLater} when it is to be tried again (its visibility already set), or any other error
+ * when the try could not be made (it comes back after the queue's visibility timeout).
+ *
+ * @example
+ * await dispatchWebhookMessage(record, { targetOf: configuredTarget, secretsOf: loadAwsWebhookSecrets, flags, limiter, retryIn, rotationWindowMs });
+ */
+export const dispatchWebhookMessage = async (
+  record: SQSRecord,
+  deps: DispatchDependencies,
+): Promise<DispatchResult> => {
+  const now = deps.now ?? Date.now;
+  const event = eventOfMessage(record.body);
+  if (!event) return { outcome: 'dropped' };
+  const client = event.client;
+  const target = deps.targetOf(client);
+  if (!target) return { outcome: 'dropped', client };
+  if (await deps.flags.disabled(client)) return { outcome: 'disabled', client };
+
+  const wait = deps.limiter.slotFor(client, target.rateLimitPerSecond) - now();
+  if (wait > 0) await (deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))))(wait);
+
+  const secrets = await deps.secretsOf(client);
+  const at = new Date(now());
+  const body = JSON.stringify(webhookEventOf(event));
+  const headers = signWebhook({
+    id: webhookIdOf(event),
+    body,
+    secrets: signingSecrets(secrets, at, deps.rotationWindowMs),
+    at,
+  });
+  const result: AttemptOutcome = await attemptWebhook({
+    url: target.url,
+    body,
+    headers,
+    timeoutMs: deps.timeoutMs,
+  });
+  if (result.kind === 'delivered') return { outcome: 'delivered', client, status: result.status };
+  if (result.kind === 'gone') {
+    await deps.flags.disable(client, { at: at.toISOString(), status: result.status });
+    return { outcome: 'gone', client, status: 410 };
+  }
+  // The try's number is the message's receive count; the schedule counts from its first receive.
+  const attempts = Number(record.attributes.ApproximateReceiveCount ?? '1');
+  const firstAt = Number(
+    record.attributes.ApproximateFirstReceiveTimestamp ?? record.attributes.SentTimestamp ?? at.getTime(),
+  );
+  const next = nextAttemptAt(firstAt, attempts, deps.schedule ?? WEBHOOK_RETRY_SCHEDULE, deps.random);
+  if (next === undefined) return { outcome: 'givenUp', client, status: result.status, error: result.error };
+  const seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil((next - now()) / 1000)));
+  await deps.retryIn(record, seconds);
+  return { outcome: 'retry', client, status: result.status, error: result.error, retryInSeconds: seconds };
+};

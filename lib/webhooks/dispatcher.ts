@@ -1,0 +1,97 @@
+/**
+ * The AWS webhook dispatcher (functions/webhookDispatcher.ts): an SQS batch of queued events, each signed and
+ * posted on its own (lib/webhooks/dispatch.ts); only the messages to try again are reported back
+ * (`ReportBatchItemFailures`, Powertools batch). Per client, a metric `webhookFailed` (dimension `client`) counts
+ * failed tries, which the client's alarm watches.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { sqsClient } from '../aws/clients.ts';
+import { ChangeMessageVisibilityCommand } from '../aws/jsonProtocol/sqs.ts';
+import { errorSummary, logger } from '../observability/logger.ts';
+import { metrics } from '../observability/metrics.ts';
+import { required } from '../settings.ts';
+import { loadAwsWebhookSecrets } from './awsSecrets.ts';
+import { tableWebhookSwitch, type WebhookSwitch } from './disabledWebhooks.ts';
+import {
+  configuredTarget,
+  type DispatchDependencies,
+  type DispatchResult,
+  dispatchWebhookMessage,
+  WebhookRetryLater,
+} from './dispatch.ts';
+import { createRateLimiter } from './rateLimit.ts';
+import { rotationWindowMs } from './secrets.ts';
+
+/** A try that failed for good (no retry left): the message stays, and its next receive moves it to the DLQ. */
+class WebhookGivenUp extends Error {
+  override name = 'WebhookGivenUp';
+}
+
+/** The queue's ARN (`arn:aws:sqs:<region>:<account>:<name>`) → its URL, for ChangeMessageVisibility. */
+const queueUrlOf = (record: SQSRecord): string => {
+  const configured = process.env.WEBHOOK_QUEUE_URL;
+  if (configured) return configured;
+  const [, , , region, account, name] = record.eventSourceARN.split(':');
+  return `https://sqs.${region}.amazonaws.com/${account}/${name}`;
+};
+
+const report = (result: DispatchResult): void => {
+  if (result.outcome === 'delivered') return;
+  const level = result.outcome === 'retry' ? 'warn' : result.outcome === 'dropped' ? 'info' : 'error';
+  logger[level](`webhook ${result.outcome}`, { ...result });
+  if (!result.client || result.outcome === 'dropped') return;
+  const single = metrics.singleMetric();
+  single.addDimension('client', result.client);
+  single.addMetric('webhookFailed', MetricUnit.Count, 1);
+};
+
+/**
+ * Creates the dispatcher; the tests give it their own flags, clock and schedule.
+ *
+ * @example
+ * export const handler = createWebhookDispatcher();
+ */
+export const createWebhookDispatcher = (overrides: Partial<DispatchDependencies> = {}) => {
+  const limiter = createRateLimiter();
+  let flags: WebhookSwitch | undefined;
+  return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    required('WEBHOOK_SECRETS_PREFIX', process.env.WEBHOOK_SECRETS_PREFIX);
+    flags ??= tableWebhookSwitch();
+    const deps: DispatchDependencies = {
+      targetOf: configuredTarget,
+      secretsOf: loadAwsWebhookSecrets,
+      flags,
+      limiter,
+      rotationWindowMs: rotationWindowMs(),
+      retryIn: async (record, seconds) => {
+        await sqsClient().send(
+          new ChangeMessageVisibilityCommand({
+            QueueUrl: queueUrlOf(record),
+            ReceiptHandle: record.receiptHandle,
+            VisibilityTimeout: seconds,
+          }),
+        );
+      },
+      ...overrides,
+    };
+    return processPartialResponse(
+      event,
+      async (record: SQSRecord) => {
+        const result = await dispatchWebhookMessage(record, deps).catch((error: unknown) => {
+          // The try could not be made (the flag or the secret unreadable, a secret not whsec_): the message comes
+          // back after the queue's visibility timeout.
+          logger.error('webhook try not made', { messageId: record.messageId, ...errorSummary(error) });
+          throw error;
+        });
+        report(result);
+        if (result.outcome === 'retry') throw new WebhookRetryLater(result.error);
+        if (result.outcome === 'givenUp') throw new WebhookGivenUp(result.error);
+      },
+      new BatchProcessor(EventType.SQS),
+      // A batch of one client's failing tries is no failure of the function: its Errors alarm stays for faults.
+      { context, throwOnFullBatchFailure: false },
+    );
+  };
+};

@@ -1,0 +1,11 @@
+/**
+ * `npm run webhook-secret -- <rotate|enable|show> [<client>] [--stage <stage>]`: rotates a client's webhook secret
+ * (the old one signs too for WEBHOOK_ROTATION_HOURS), re-enables a webhook disabled by a 410, or shows them.
+ * Locally in npm start's data directory, on AWS with --stage. See docs/operations.md, "Webhooks".
+ */
+import { runWebhookSecret } from './webhookSecret/run.ts';
+
+process.exitCode = await runWebhookSecret(process.argv.slice(2), process.env, {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+});
