@@ -50,7 +50,7 @@ afterAll(async () => {
 /** A period of its own for each test: far enough apart that one's 30-day window never holds another's entries. */
 let periods = 0;
 const period = () => new Date(Date.UTC(2031, 0, 1) + periods++ * 90 * DAY);
-const after = (from: Date, ms: number) => new Date(from.getTime() + ms);
+const plus = (from: Date, ms: number) => new Date(from.getTime() + ms);
 
 /** A change of a fresh record of `owner`, at `at`. */
 const changeOf = (owner: string, at: Date, state: 'delivered' | 'failed' = 'delivered'): RecordStateChanged =>
@@ -256,10 +256,10 @@ describe('paging, the window and the settle delay (feedRequest, clock injected)'
   it('pages through more entries than a page holds with the cursor, each once, oldest first, next null at the end', async () => {
     // Prepare: 7 entries of the dealer, 3 of the web forms' client interleaved.
     const start = period();
-    const dealer = Array.from({ length: 7 }, (_, i) => changeOf(DEALER, after(start, i)));
-    const forms = Array.from({ length: 3 }, (_, i) => changeOf(WEB_FORMS, after(start, i)));
+    const dealer = Array.from({ length: 7 }, (_, i) => changeOf(DEALER, plus(start, i)));
+    const forms = Array.from({ length: 3 }, (_, i) => changeOf(WEB_FORMS, plus(start, i)));
     await published([...dealer.slice(0, 3), ...forms, ...dealer.slice(3)], start);
-    const now = after(start, FEED_SETTLE_MS + 1000);
+    const now = plus(start, FEED_SETTLE_MS + 1000);
     // Act
     const paged = await allPages(DEALER, now, 3);
     const exact = await allPages(DEALER, now, 7);
@@ -272,17 +272,17 @@ describe('paging, the window and the settle delay (feedRequest, clock injected)'
   it('reaches 30 days back: older entries are not listed, and a cursor older than that is expired', async () => {
     // Prepare: one entry 31 days before now, one 29 days before.
     const now = period();
-    const old = changeOf(DEALER, after(now, -31 * DAY));
-    const recent = changeOf(DEALER, after(now, -29 * DAY));
-    await published([old], after(now, -31 * DAY));
-    await published([recent], after(now, -29 * DAY));
-    const oldCursor = cursorOf(DEALER, feedKeyOf(after(now, -31 * DAY), old.eventId));
-    const recentCursor = cursorOf(DEALER, feedKeyOf(after(now, -29 * DAY), recent.eventId));
+    const old = changeOf(DEALER, plus(now, -31 * DAY));
+    const recent = changeOf(DEALER, plus(now, -29 * DAY));
+    await published([old], plus(now, -31 * DAY));
+    await published([recent], plus(now, -29 * DAY));
+    const oldCursor = cursorOf(DEALER, feedKeyOf(plus(now, -31 * DAY), old.eventId));
+    const recentCursor = cursorOf(DEALER, feedKeyOf(plus(now, -29 * DAY), recent.eventId));
     // Act
     const page = await pageAt(DEALER, now);
     const fromOld = await pageAt(DEALER, now, { after: oldCursor });
     const fromRecent = await pageAt(DEALER, now, { after: recentCursor });
-    const twoDaysEarlier = await pageAt(DEALER, after(now, -2 * DAY));
+    const twoDaysEarlier = await pageAt(DEALER, plus(now, -2 * DAY));
     // Assess
     expect(page.body.events.map((e: { id: string }) => e.id)).toEqual([recent.eventId]);
     expect(fromOld.status).toBe(400);
@@ -300,8 +300,8 @@ describe('paging, the window and the settle delay (feedRequest, clock injected)'
     const change = changeOf(DEALER, start);
     await published([change], start);
     // Act
-    const tooSoon = await pageAt(DEALER, after(start, FEED_SETTLE_MS - 1));
-    const settled = await pageAt(DEALER, after(start, FEED_SETTLE_MS));
+    const tooSoon = await pageAt(DEALER, plus(start, FEED_SETTLE_MS - 1));
+    const settled = await pageAt(DEALER, plus(start, FEED_SETTLE_MS));
     // Assess
     expect(tooSoon.body).toEqual({ events: [], next: null });
     expect(settled.body.events.map((e: { id: string }) => e.id)).toEqual([change.eventId]);
@@ -312,15 +312,15 @@ describe('paging, the window and the settle delay (feedRequest, clock injected)'
     const T = period();
     const slow = changeOf(DEALER, T);
     const fast = changeOf(DEALER, T);
-    await published([fast], after(T, 1000));
+    await published([fast], plus(T, 1000));
     // A reader takes B and moves its cursor past it before A's write lands.
-    const first = await pageAt(DEALER, after(T, 1000 + FEED_SETTLE_MS), { limit: '1' });
-    const cursor = cursorOf(DEALER, feedKeyOf(after(T, 1000), fast.eventId));
+    const first = await pageAt(DEALER, plus(T, 1000 + FEED_SETTLE_MS), { limit: '1' });
+    const cursor = cursorOf(DEALER, feedKeyOf(plus(T, 1000), fast.eventId));
     // Act: A's write lands now; A's clock tells it the write took 7 s.
     const clock = [T.getTime(), T.getTime() + 7000, T.getTime() + 7000, T.getTime() + 7000];
     await putFeedEntries([slow], () => clock.shift() ?? T.getTime() + 7000);
     // Assess: the reader finds A after its cursor.
-    const next = await pageAt(DEALER, after(T, 7000 + FEED_SETTLE_MS), { after: cursor });
+    const next = await pageAt(DEALER, plus(T, 7000 + FEED_SETTLE_MS), { after: cursor });
     expect(first.body.events.map((e: { id: string }) => e.id)).toEqual([fast.eventId]);
     expect(next.body.events.map((e: { id: string }) => e.id)).toEqual([slow.eventId]);
   });
@@ -331,9 +331,9 @@ describe('paging, the window and the settle delay (feedRequest, clock injected)'
     const change = changeOf(DEALER, start);
     // Act: published, then published again 3 s later (the reconciler after a crash).
     await published([change], start);
-    await published([change], after(start, 3000));
+    await published([change], plus(start, 3000));
     // Assess
-    const page = await pageAt(DEALER, after(start, 3000 + FEED_SETTLE_MS));
+    const page = await pageAt(DEALER, plus(start, 3000 + FEED_SETTLE_MS));
     expect(page.body.events.map((e: { id: string }) => e.id)).toEqual([change.eventId]);
   });
 });
@@ -344,7 +344,7 @@ describe('sequence numbers through the real publishing path', () => {
     const record = acceptedCase({ attempts: 0 });
     await seedStatusRecords([record]);
     const settle = async (status: 'failed' | 'delivered', at: Date) => {
-      const claim = await claimRecord(record.id, { now: at, leaseUntil: after(at, 90_000).toISOString() });
+      const claim = await claimRecord(record.id, { now: at, leaseUntil: plus(at, 90_000).toISOString() });
       if (!claim.claimed) throw new Error('not claimed');
       const written = await recordAttempt(
         claim.claimed,
@@ -354,7 +354,7 @@ describe('sequence numbers through the real publishing path', () => {
           at,
           ...(status === 'delivered' ? { downstreamId: '500Ab' } : { error: 'gone' }),
         },
-        after(at, 90_000).toISOString(),
+        plus(at, 90_000).toISOString(),
       );
       if (!written) throw new Error('not written');
       await publishRecordEvents(written);
@@ -364,12 +364,12 @@ describe('sequence numbers through the real publishing path', () => {
     await settle('failed', t0);
     const failed = (await getStatusRecord(record.id)) as StatusRecord;
     const reopened = await reopenFailedRecord(failed, {
-      at: after(t0, 1),
-      dueAt: after(t0, 60_000).toISOString(),
+      at: plus(t0, 1),
+      dueAt: plus(t0, 60_000).toISOString(),
     });
     if (!reopened) throw new Error('not reopened');
     await publishRecordEvents(reopened);
-    await settle('delivered', after(t0, 2));
+    await settle('delivered', plus(t0, 2));
     // Assess
     const page = await pageAt(WEB_FORMS, new Date(Date.now() + FEED_SETTLE_MS));
     const mine = page.body.events.filter(
