@@ -28,8 +28,8 @@ describe('the soak feed check', () => {
         [
           entry('a1', 'delivered', 3),
           entry('a1', 'failed', 1),
-          entry('a1', 'accepted', 2),
           entry('a1', 'delivered', 3),
+          entry('a1', 'accepted', 2),
         ],
       ],
       ['example-web-forms', [entry('b2', 'failed', 1)]],
