@@ -339,6 +339,40 @@ describe('paging, the window and the settle delay (feedRequest, clock injected)'
 });
 
 describe('sequence numbers through the real publishing path', () => {
+  it('puts an event in the feed before the bus: with the bus down it is listed, stays in the outbox, and a re-publish keeps one entry', async () => {
+    // Prepare: a case failed by the worker's write, its event in the outbox; the bus is down.
+    const record = acceptedCase({ attempts: 0 });
+    await seedStatusRecords([record]);
+    const at = new Date();
+    const claim = await claimRecord(record.id, { now: at, leaseUntil: plus(at, 90_000).toISOString() });
+    if (!claim.claimed) throw new Error('not claimed');
+    const written = await recordAttempt(
+      claim.claimed,
+      { status: 'failed', attempts: 1, at, error: 'gone' },
+      plus(at, 90_000).toISOString(),
+    );
+    if (!written) throw new Error('not written');
+    bus.setMode('down');
+    // Act
+    const refused = await publishRecordEvents(written).then(
+      () => 'published',
+      () => 'refused',
+    );
+    const whileDown = await pageAt(WEB_FORMS, new Date(Date.now() + FEED_SETTLE_MS));
+    const outbox = (await getStatusRecord(record.id))?.pendingEvents;
+    bus.setMode('up');
+    await publishRecordEvents(written);
+    const afterRepublish = await pageAt(WEB_FORMS, new Date(Date.now() + FEED_SETTLE_MS));
+    // Assess
+    const ids = (page: { body: { events: { id: string; data: { recordId: string } }[] } }) =>
+      page.body.events.filter((e) => e.data.recordId === record.id).map((e) => e.id);
+    expect(refused).toBe('refused');
+    expect(ids(whileDown)).toEqual([`${record.id}:${at.toISOString()}`]);
+    expect(outbox).toHaveLength(1);
+    expect(ids(afterRepublish)).toEqual([`${record.id}:${at.toISOString()}`]);
+    expect((await getStatusRecord(record.id))?.pendingEvents).toBeUndefined();
+  });
+
   it('a record failed, redriven and delivered lists 1 failed, 2 accepted, 3 delivered', async () => {
     // Prepare: a case of the web forms' client, failed by the worker's write.
     const record = acceptedCase({ attempts: 0 });
