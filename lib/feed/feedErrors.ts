@@ -20,9 +20,11 @@ export const cleanFeedErrors = async (id: string, history: readonly HistoryEntry
   const changes = history.filter(
     (step) => (step.status !== 'accepted' || step.redriven) && step.error !== undefined,
   );
-  const written = await Promise.all(
-    changes.map((step) =>
-      conditionally(
+  let written = 0;
+  // One after the other: a record has a few changes, and the purge already runs records in parallel.
+  for (const step of changes) {
+    if (
+      await conditionally(
         dynamoClient().send(
           new UpdateItemCommand({
             TableName: recordsTable(),
@@ -33,8 +35,9 @@ export const cleanFeedErrors = async (id: string, history: readonly HistoryEntry
             ExpressionAttributeValues: { ':error': { S: step.error as string } },
           }),
         ),
-      ),
-    ),
-  );
-  return written.filter(Boolean).length;
+      )
+    )
+      written++;
+  }
+  return written;
 };
