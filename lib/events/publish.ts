@@ -4,6 +4,7 @@ import { dynamoClient, eventBridgeClient } from '../aws/clients.ts';
 import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { PutEventsCommand } from '../aws/jsonProtocol/eventBridge.ts';
 import { recordsTable } from '../config.ts';
+import { putFeedEntries } from '../feed/feedEntries.ts';
 import { required } from '../settings.ts';
 import { type DueIndex, dueIds } from '../store/sparseIndex.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
@@ -84,8 +85,9 @@ const clearOutbox = (id: string, published: readonly PendingEvent[]): Promise<bo
 };
 
 /**
- * Publishes the events in a record's outbox to the stack's bus and then empties the outbox. At least once: a crash
- * between the two leaves them for the reconciler, which publishes them again (same `eventId`).
+ * Publishes the events in a record's outbox to its client's event feed (lib/feed) and the stack's bus, and then
+ * empties the outbox. At least once: a crash between these leaves them for the reconciler, which publishes them
+ * again (same `eventId`, the same feed entry).
  *
  * @returns how many events were published (0 when there were none).
  * @throws when the bus refused them or could not be reached; they stay in the outbox.
@@ -99,6 +101,8 @@ export const publishRecordEvents = async (
   const pending = record.pendingEvents ?? [];
   const events = pending.map((change) => eventOf(record, change));
   if (events.length === 0) return 0;
+  // The feed first: a webhook never tells of an event its client cannot find in the feed.
+  await putFeedEntries(events);
   if (!(await putEvents(events))) throw new Error('the event bus refused events');
   await clearOutbox(record.id, pending);
   return events.length;

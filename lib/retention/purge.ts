@@ -3,6 +3,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../config.ts';
+import { cleanFeedErrors } from '../feed/feedErrors.ts';
 import { inParallel } from '../intake/inParallel.ts';
 import { type DueIndex, dueIds } from '../store/sparseIndex.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
@@ -102,7 +103,8 @@ const purgeOne = (id: string, kept: object, parts: PurgedParts, nowIso: string):
 
 /**
  * Removes the personal data of settled records whose time has come: the fields of `record` not classed `kept`, and
- * their values wherever a stored text holds them (`error`, `history`, the event outbox; see withoutPersonalValues).
+ * their values wherever a stored text holds them (`error`, `history`, the event outbox, the record's event feed entries;
+ * see withoutPersonalValues and lib/feed/feedErrors.ts).
  * Due at `purgeAt`, set when the record settled (PERSONAL_DATA_RETENTION_DAYS after, twice that for a failed
  * record), found through the sparse `purge` index (no
  * table scan). What look-ups, events and operations need stays until the record expires by TTL (`expiresAt`).
@@ -126,12 +128,10 @@ export const purgePersonalData = async (options: PurgeOptions = {}): Promise<Pur
       const status = records.get(id);
       // Not there (deleted since the index was read), or no longer settled: the condition would refuse it anyway.
       if (!status || status.status === 'accepted') return false;
-      return purgeOne(
-        id,
-        withoutPersonalData(kind, status.record ?? {}),
-        withoutPersonalValues(status),
-        nowIso,
-      );
+      const parts = withoutPersonalValues(status);
+      // The feed's copies first: once purgeOne takes the record out of the purge index, no run comes back to them.
+      await cleanFeedErrors(id, parts.history ?? []);
+      return purgeOne(id, withoutPersonalData(kind, status.record ?? {}), parts, nowIso);
     });
     const purged = outcomes.filter(Boolean).length;
     result.purged[kind] += purged;

@@ -38,6 +38,10 @@ export const OPERATOR_ATTRIBUTES = [
   'personalDataRemovedAt',
   'expiresAt',
   'aliasOf',
+  // The event feed's entries (lib/feed): the event, which holds no personal data (its error is redacted).
+  'feedClient',
+  'feedKey',
+  'feedEvent',
   // The downstreams' holds (lib/outage): ids and times only.
   'downstream',
   'held',

@@ -6,7 +6,8 @@
  *
  * - `schemaConversion.ts`: `schemas/` (draft-07) to OpenAPI 3.1 Schema Objects;
  * - `components.ts`: request and answer schemas, the Idempotency-Key parameter, Retry-After, the API key;
- * - `intakeOperations.ts`, `statusOperation.ts`: the operations; `responses.ts`: the answers they share;
+ * - `intakeOperations.ts`, `statusOperation.ts`, `feedOperation.ts`: the operations; `responses.ts`: the answers they share;
+ * - `feedSchemas.ts`: the event feed's answers;
  * - `webhooks.ts`: what a client's webhook receives (the record events);
  * - `examples.ts`: examples checked by the real validators and built by the real answer shapes;
  * - `description.md`, `operations/*.md`: the prose, read by `markdown.ts`.
@@ -16,6 +17,8 @@ import { caseShape, salesRegistrationShape, statusShape } from '../../lib/http/s
 import packageJson from '../../package.json' with { type: 'json' };
 import { components } from './components.ts';
 import { bodyOf, example } from './examples.ts';
+import { feedOperation } from './feedOperation.ts';
+import { feedSchemas } from './feedSchemas.ts';
 import { caseOperation, salesRegistrationOperation } from './intakeOperations.ts';
 import { markdown } from './markdown.ts';
 import { withRefusal } from './responses.ts';
@@ -24,6 +27,12 @@ import { frameOperation, statusOperation } from './statusOperation.ts';
 import { webhooks } from './webhooks.ts';
 
 export type { Json, JsonObject } from './schemaConversion.ts';
+
+/** The components with the event feed's schemas among the answers' schemas. */
+const withFeedSchemas = (all: JsonObject): JsonObject => ({
+  ...all,
+  schemas: { ...(all.schemas as JsonObject), ...feedSchemas() },
+});
 
 /**
  * The OpenAPI 3.1.0 document of the public operations, built from `schemas/` and the contract's answers.
@@ -72,7 +81,8 @@ export const buildOpenApiDocument = (): JsonObject => ({
     },
     '/crm/case': { post: withRefusal(caseOperation(), 'CaseRefused', caseShape) },
     '/crm/case/{CrmId}': { get: withRefusal(statusOperation('caseRecord'), 'NotFound', statusShape) },
+    '/events': { get: withRefusal(feedOperation(), 'FeedRefused', statusShape) },
   },
   webhooks: webhooks(),
-  components: components(),
+  components: withFeedSchemas(components()),
 });

@@ -46,6 +46,7 @@ import {
   statusRecordsInStore,
 } from './events.ts';
 import { type FaultProxy, startFaultProxy, upstreamFromFile } from './faultProxy.ts';
+import { type FeedCounts, feedKept, feedUntilComplete } from './feed.ts';
 import {
   type LedgerCounts,
   type PlanResult,
@@ -136,6 +137,8 @@ export interface SoakReport extends LedgerCounts {
   };
   /** The state-change events at the webhook receiver (events.ts). */
   events: EventCounts;
+  /** The event feed, read by each client (feed.ts). */
+  feed: FeedCounts;
   seconds: { traffic: number; drain: number; lookups: number; events: number; total: number };
   /** Whether the quiet period ended with nothing `accepted` (false: its bound or the stall rule ended it). */
   drained: boolean;
@@ -499,6 +502,23 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         `(${received.length} events in all) after ${eventsSeconds} s`,
     );
 
+    // ---- The event feed: every settled record's final state, read page by page by its own client.
+    const feedCheck = await feedUntilComplete(
+      service,
+      clientsConfig.clients.map((client) => client.name),
+      new Map(
+        (stored ?? [])
+          .filter((record) => ['delivered', 'rejected', 'failed'].includes(record.status))
+          .map((record) => [record.id, { owner: record.owner, state: record.status }]),
+      ),
+      new Map((stored ?? []).map((record) => [record.id, record.owner])),
+      settings.eventsWaitSeconds * 1000,
+    );
+    log(
+      `feed: ${feedCheck.counts.feedExpected - feedCheck.counts.feedMismatched} of ${feedCheck.counts.feedExpected} ` +
+        `settled records listed with their final state (${feedCheck.counts.feedEntries} entries)`,
+    );
+
     const { counts, outcomes } = reconcile({
       results,
       sapCalls: sapCallsOf(sap.requests, sapTimes, sap.servicePath, sap.registrations),
@@ -532,15 +552,24 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     );
     const stats = service.stats();
     return {
-      ok: promiseKept(counts) && eventsKept(eventCheck.counts) && outageReport.kept,
+      ok:
+        promiseKept(counts) &&
+        eventsKept(eventCheck.counts) &&
+        feedKept(feedCheck.counts) &&
+        outageReport.kept,
       outage: outageReport,
       calls,
       seed,
       run,
       settings,
       ...counts,
-      examples: { ...counts.examples, ...eventExamples },
+      examples: {
+        ...counts.examples,
+        ...eventExamples,
+        ...(feedCheck.examples.length > 0 ? { feed: feedCheck.examples } : {}),
+      },
       events: eventCheck.counts,
+      feed: feedCheck.counts,
       restarts: {
         kills: stats.kills,
         starts: stats.starts,

@@ -47,6 +47,9 @@ export const reportTable = (report: SoakReport): string => {
     row('webhook requests not verified (signature)', flag(report.events.eventsUnverified)),
     row('events with personal data', flag(report.events.eventsWithPersonalData)),
     row('events received in all', report.events.eventsReceived),
+    row('settled records the feed must list', report.feed.feedExpected),
+    row('  final state missing from the feed', flag(report.feed.feedMismatched)),
+    row('  feed entries of another client', flag(report.feed.feedForeign)),
     row(
       'SAP calls / records ($batch calls)',
       `${report.calls.sapCalls} / ${report.calls.sapRecords} (${report.calls.sapBatchCalls}), ${perCall(report.calls.sapRecords, report.calls.sapCalls)} per call`,

@@ -198,11 +198,11 @@ describe('client keys in the packaged template', () => {
     expect(deployment.DependsOn).toEqual(expect.arrayContaining(responseIds));
   });
 
-  it('lets exactly the intake and status functions read exactly the key secret', () => {
+  it('lets exactly the intake, status and event feed functions read exactly the key secret', () => {
     const byFunction = Object.fromEntries(
       ofType('AWS::Lambda::Function').map(([id, fn]) => [id.replace(/LambdaFunction$/, ''), fn]),
     );
-    const readers = ['SalesRegistration', 'CrmCase', 'RecordStatus'];
+    const readers = ['SalesRegistration', 'CrmCase', 'RecordStatus', 'EventFeed'];
     for (const [name, fn] of Object.entries(byFunction)) {
       const variables = (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)
         ?.Variables;

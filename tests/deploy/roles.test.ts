@@ -275,7 +275,7 @@ describe('intake: salesRegistration and crmCase', () => {
   });
 });
 
-describe('status look-ups and the API description: recordStatus and openApi', () => {
+describe('status look-ups, the event feed and the API description: recordStatus, eventFeed and openApi', () => {
   it('show a record to its owner only, and answer 404 for unknown and malformed ids', async () => {
     const [id] = salesIds(
       await api('salesRegistration', jsonPost(SALES, [salesRegistrationInput({ FrameNum: uniqueFrame() })])),
@@ -304,6 +304,21 @@ describe('status look-ups and the API description: recordStatus and openApi', ()
       body: { FrameNum: frame, records: [{ id, status: 'accepted' }] },
     });
     expect(blank).toMatchObject({ status: 400, body: { success: false } });
+  });
+
+  it("page through the caller's event feed, and refuse a limit out of range without a read", async () => {
+    const feed = (query: Record<string, string>) =>
+      apiEvent({
+        path: '/events',
+        httpMethod: 'GET',
+        headers: { 'x-api-key': testKeys.dealer },
+        queryStringParameters: query,
+        multiValueQueryStringParameters: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, [v]])),
+      });
+    const page = await api('eventFeed', feed({ limit: '10' }));
+    const refused = await api('eventFeed', feed({ limit: '0' }));
+    expect(page).toMatchObject({ status: 200, body: { events: expect.any(Array) } });
+    expect(refused).toMatchObject({ status: 400, body: { message: expect.stringContaining('limit') } });
   });
 
   it('serve the OpenAPI document', async () => {

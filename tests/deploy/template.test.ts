@@ -133,6 +133,41 @@ describe('packaged CloudFormation template', () => {
     expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
   });
 
+  it('serves GET /events with an API key from the eventFeed function, which may only Query the feed index', () => {
+    // Prepare
+    const [[feedId, feedFunction]] = functions().filter(([id]) => id === 'EventFeedLambdaFunction');
+    const [[, table]] = ofType('AWS::DynamoDB::Table');
+    const methods = ofType('AWS::ApiGateway::Method').filter(
+      ([, m]) => m.Properties.HttpMethod === 'GET' && ref(m.Properties.Integration).includes(`"${feedId}"`),
+    );
+    const indexes = table.Properties.GlobalSecondaryIndexes as { IndexName: string }[];
+    // Assess: the route, behind a key.
+    expect(methods).toHaveLength(1);
+    const [[, method]] = methods;
+    expect(method.Properties.ApiKeyRequired).toBe(true);
+    const [, resource] = Object.entries(resources).find(
+      ([id]) => id === (method.Properties.ResourceId as { Ref: string }).Ref,
+    ) as [string, Resource];
+    expect(resource.Properties.PathPart).toBe('events');
+    // The sparse index: the owning client, then publishing time and id; only the entry's event projected.
+    expect(indexes.find((index) => index.IndexName === 'feed')).toEqual({
+      IndexName: 'feed',
+      KeySchema: [
+        { AttributeName: 'feedClient', KeyType: 'HASH' },
+        { AttributeName: 'feedKey', KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['feedEvent'] },
+    });
+    // Its role: logs, the API keys' secret, and Query on the feed index, nothing of the table itself.
+    const dynamo = statementsOf(roleOf(feedFunction)).filter((st) =>
+      st.Action.some((a) => a.startsWith('dynamodb:')),
+    );
+    const feedIndex = ['${RecordsTable', 'Arn}/index/feed'].join('.');
+    expect(dynamo.map((st) => [st.Action, ref(st.Resource)])).toEqual([
+      [['dynamodb:Query'], ref([{ 'Fn::Sub': feedIndex }])],
+    ]);
+  });
+
   it('gives every function its own role, with no wildcard action or resource', () => {
     const roles = functions().map(([, fn]) => roleOf(fn));
     expect(new Set(roles).size).toBe(roles.length);

@@ -3,8 +3,11 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as caseHandler } from '../../functions/crmCase.ts';
+import { handler as eventFeed } from '../../functions/eventFeed.ts';
 import { handler as recordStatus } from '../../functions/recordStatus.ts';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
+import { cursorOf } from '../../lib/feed/feedCursor.ts';
+import { feedKeyOf } from '../../lib/feed/feedKey.ts';
 import { validateCaseRecord } from '../../lib/validation/caseRecord.ts';
 import { formatProblem } from '../../lib/validation/format.ts';
 import { validateSalesRegistrations } from '../../lib/validation/salesRegistration.ts';
@@ -16,8 +19,8 @@ import {
   type Json,
   type JsonObject,
 } from '../../scripts/openapi/buildOpenApiDocument.ts';
-import { frameGet, jsonPost, lambdaContext, statusGet } from '../factories/apiGateway.ts';
-import { useTestKeys } from '../support/apiKeys.ts';
+import { apiEvent, frameGet, jsonPost, lambdaContext, statusGet } from '../factories/apiGateway.ts';
+import { testKeys, useTestKeys } from '../support/apiKeys.ts';
 
 const committedText = readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8');
 const committed = JSON.parse(committedText) as JsonObject;
@@ -183,6 +186,7 @@ describe('OpenAPI 3.1 structure', () => {
       'GET /crm/case/{CrmId}',
       'GET /erp/sales_registration',
       'GET /erp/sales_registration/{id}',
+      'GET /events',
       'POST /crm/case',
       'POST /erp/sales_registration',
     ]);
@@ -442,6 +446,17 @@ describe('hand-written answers match the service', () => {
   const SALES_STATUS = '#/paths/~1erp~1sales_registration~1{id}/get/responses';
   const BY_FRAME = '#/paths/~1erp~1sales_registration/get/responses';
   const CASE_STATUS = '#/paths/~1crm~1case~1{CrmId}/get/responses';
+  const EVENTS = '#/paths/~1events/get/responses';
+  const feedGet = (query: Record<string, string>) =>
+    apiEvent({
+      path: '/events',
+      httpMethod: 'GET',
+      headers: { 'x-api-key': testKeys.dealer },
+      queryStringParameters: query,
+      multiValueQueryStringParameters: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, [v]])),
+    });
+  const dayAgo = (days: number) => new Date(Date.now() - days * 24 * 60 * 60 * 1000);
+  const eventId = `${'a'.repeat(32)}:2026-11-23T01:18:38.102Z`;
   const json = 'content/application~1json/examples';
 
   it.each([
@@ -506,6 +521,30 @@ describe('hand-written answers match the service', () => {
       event: frameGet(frameNums as string | string[] | undefined),
       documented: `${BY_FRAME}/400/${json}/${example}`,
     })),
+    {
+      name: 'event feed: malformed cursor',
+      handler: eventFeed,
+      event: feedGet({ after: 'not-a-cursor' }),
+      documented: `${EVENTS}/400/${json}/malformedCursor`,
+    },
+    {
+      name: 'event feed: foreign cursor',
+      handler: eventFeed,
+      event: feedGet({ after: cursorOf('example-web-forms', feedKeyOf(dayAgo(1), eventId)) }),
+      documented: `${EVENTS}/400/${json}/foreignCursor`,
+    },
+    {
+      name: 'event feed: expired cursor',
+      handler: eventFeed,
+      event: feedGet({ after: cursorOf('example-dealer', feedKeyOf(dayAgo(31), eventId)) }),
+      documented: `${EVENTS}/400/${json}/expiredCursor`,
+    },
+    {
+      name: 'event feed: limit out of range',
+      handler: eventFeed,
+      event: feedGet({ limit: '0' }),
+      documented: `${EVENTS}/400/${json}/limitOutOfRange`,
+    },
     {
       name: 'case status: unknown CrmId',
       handler: recordStatus,

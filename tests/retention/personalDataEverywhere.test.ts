@@ -2,9 +2,9 @@
  * No personal value a record carried survives anywhere once its time has come: a distinctive value is planted in
  * every field of each kind (every field of the schemas and of the classification, and one field nobody classed), the
  * SAP and Salesforce sandboxes echo each value in the forms a person recognises, the worker's own writes store those
- * texts (`error`, `history`, the event outbox), the purge runs against dynalite (tables and indexes from
- * serverless.yml), and the whole item, each index's Query results, the events built from the item and the captured
- * output are searched for every planted personal value.
+ * texts (`error`, `history`, the event outbox, the event feed), the purge runs against dynalite (tables and indexes
+ * from serverless.yml), and the whole item, each index's Query results (the feed's included), the events built from
+ * the item and the captured output are searched for every planted personal value.
  */
 import { readFileSync } from 'node:fs';
 import { DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { deliverRecord } from '../../lib/delivery/deliverRecord.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { eventOf } from '../../lib/events/stateChange.ts';
+import { putFeedEntries } from '../../lib/feed/feedEntries.ts';
 import { newStatusRecord } from '../../lib/intake/acceptRecords.ts';
 import { logger } from '../../lib/observability/logger.ts';
 import { OutcomeTally } from '../../lib/observability/metrics.ts';
@@ -300,6 +301,8 @@ const storedTexts = async (status: StatusRecord) => {
   };
   const indexes: Record<string, string> = { status: await query('status', 'statusKey', record.statusKey) };
   if (record.frameKey) indexes.frame = await query('frame', 'frameKey', record.frameKey);
+  // The record's event feed entries (lib/feed), as GET /events reads them: the owner's partition of the feed index.
+  indexes.feed = await query('feed', 'feedClient', record.owner);
   const events = (record.pendingEvents ?? []).map((pending) => eventOf(record, pending));
   return { record, item: JSON.stringify(record), indexes, events: JSON.stringify(events) };
 };
@@ -381,12 +384,15 @@ describe('personal data after the purge', () => {
   );
 
   it.each(KINDS)(
-    '%s: texts stored verbatim before redaction knew a field lose every personal value in the purge: error, history, outbox, indexes',
+    '%s: texts stored verbatim before redaction knew a field lose every personal value in the purge: error, history, outbox, indexes, feed',
     async (kind) => {
       // Prepare: the downstream's echoes stored as they came (as before this classification), then settled.
       const plants = plantsOf(kind);
       const status = await accept(kind, plants);
       await attemptEach(status, plants, async (echo) => echo);
+      // Its event reached the feed, and the publisher died before the bus (the outbox keeps it too).
+      const { record: settled } = await storedTexts(status);
+      await putFeedEntries((settled.pendingEvents ?? []).map((pending) => eventOf(settled, pending)));
       const leaksBefore = await leaksEverywhere(status, plants);
       // Act
       const run = await purgePersonalData({ now: new Date(T.getTime() + 31 * DAY) });
@@ -396,6 +402,7 @@ describe('personal data after the purge', () => {
       expect(leaksBefore.item).toEqual(personalFields);
       expect(leaksBefore['index status']).toEqual([personalFields.at(-1)]);
       expect(leaksBefore.events).toEqual([personalFields.at(-1)]);
+      expect(leaksBefore['index feed']).toEqual([personalFields.at(-1)]);
       // After: nowhere; what is kept stays.
       expect(run.purged[kind]).toBe(1);
       expect(await leaksEverywhere(status, plants)).toEqual({});

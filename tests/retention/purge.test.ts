@@ -371,15 +371,29 @@ describe('purgePersonalData: failed and redriven records', () => {
     const sale = await accept('salesRegistration');
     await settle(sale.id, 'failed', T);
     dynamo.reset();
-    dynamo.before('UpdateItem', async () => {
-      await redrive(sale.id, day(61));
-    });
+    // The first update is the cleaning of the record's feed entry (lib/feed/feedErrors.ts): let it through.
+    dynamo.before(
+      'UpdateItem',
+      async () => {
+        await redrive(sale.id, day(61));
+      },
+      1,
+    );
     // Act
     const run = await purgePersonalData({ now: day(61) });
     // Assess: the race happened, the purge gave way, and the record keeps what its delivery needs.
     expect(dynamo.pending()).toEqual([]);
-    // The purge's update arrived, the redrive (its read and write) ran, then the update went on to the table.
-    expect(dynamo.calls).toEqual(['Query', 'BatchGetItem', 'UpdateItem', 'GetItem', 'UpdateItem', 'Query']);
+    // The feed entry's cleaning, then the purge's update arrived, the redrive (its read and write) ran, then the
+    // update went on to the table.
+    expect(dynamo.calls).toEqual([
+      'Query',
+      'BatchGetItem',
+      'UpdateItem',
+      'UpdateItem',
+      'GetItem',
+      'UpdateItem',
+      'Query',
+    ]);
     expect(run).toEqual({ purged: { salesRegistration: 0, caseRecord: 0 }, skipped: 1, limited: false });
     const after = await getStatusRecord(sale.id);
     expect(after).toMatchObject({ status: 'accepted' });

@@ -1,0 +1,64 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { dynamoClient } from '../aws/clients.ts';
+import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
+import { recordsTable } from '../config.ts';
+import type { RecordStateChanged } from '../events/types.ts';
+import { type WebhookEvent, webhookEventOf, webhookIdOf } from '../events/webhookEvent.ts';
+import { FEED_WINDOW_MS, FEED_WRITE_MAX_MS } from './constants.ts';
+import { feedKeyOf, feedPkOf } from './feedKey.ts';
+
+/** An entry of the event feed as a client reads it: the event's id, then the event (CONTRACT section 5). */
+export type FeedEvent = { id: string } & WebhookEvent;
+
+/** Tries of one entry's write before the publisher gives up (the events stay in the outbox for the reconciler). */
+const WRITE_ROUNDS = 3;
+
+/**
+ * Writes (or rewrites) an event's feed entry, dated `publishedAt`: one item per event (`pk` from its id), so a
+ * re-publish rewrites it rather than adding one. Every write dates it afresh: a re-publish follows a publisher that
+ * may have died during its write, whose entry may have landed late, behind a reader's cursor; the fresh date puts it
+ * in front of every cursor again (a reader then sees it twice, with the same id, which the contract allows).
+ */
+const writeEntry = (event: RecordStateChanged, publishedAt: Date): Promise<unknown> => {
+  const entry: FeedEvent = { id: webhookIdOf(event), ...webhookEventOf(event) };
+  const values: Record<string, AttributeValue> = {
+    ':client': { S: event.client },
+    ':key': { S: feedKeyOf(publishedAt, event.eventId) },
+    ':event': { M: marshall(entry, { removeUndefinedValues: true }) },
+    ':expires': { N: String(Math.ceil((publishedAt.getTime() + FEED_WINDOW_MS) / 1000)) },
+  };
+  return dynamoClient().send(
+    new UpdateItemCommand({
+      TableName: recordsTable(),
+      Key: { pk: { S: feedPkOf(event.eventId) } },
+      UpdateExpression: 'SET feedClient = :client, feedKey = :key, feedEvent = :event, expiresAt = :expires',
+      ExpressionAttributeValues: values,
+    }),
+  );
+};
+
+/**
+ * Puts events in their clients' feeds, one entry each, before they go to the bus: a webhook never tells of an
+ * event the feed lacks. A write that took longer than FEED_WRITE_MAX_MS may have landed behind a reader's cursor;
+ * it is written again with a fresh date (lib/feed/constants.ts, FEED_SETTLE_MS, says why that suffices).
+ *
+ * @throws when an entry could not be written in time after a few rounds, or DynamoDB failed.
+ * @example
+ * await putFeedEntries(events); // then PutEvents, then the outbox is emptied
+ */
+export const putFeedEntries = async (
+  events: readonly RecordStateChanged[],
+  clock: () => number = Date.now,
+): Promise<void> => {
+  // One after the other: an outbox holds one or two events, and each write's time is measured alone.
+  for (const event of events) {
+    let written = false;
+    for (let round = 0; round < WRITE_ROUNDS && !written; round++) {
+      const publishedAt = clock();
+      await writeEntry(event, new Date(publishedAt));
+      written = clock() - publishedAt <= FEED_WRITE_MAX_MS;
+    }
+    if (!written) throw new Error('feed entry not written in time');
+  }
+};
