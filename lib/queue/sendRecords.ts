@@ -29,6 +29,9 @@ const sendBatch = async (
   let pending: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({
     Id: String(index),
     MessageBody: messageBody(message),
+    // The client is the message's tenant: on a standard queue a group id turns on SQS fair queues, so one
+    // client's backlog does not hold up the others' records (docs/design.md, "Fair share between clients").
+    ...(message.owner ? { MessageGroupId: message.owner } : {}),
   }));
   for (let round = 0; round <= ENTRY_RETRY_ROUNDS && pending.length > 0; round++) {
     if (round > 0) await pause(50 * 2 ** round);
@@ -50,7 +53,7 @@ const sendBatch = async (
 };
 
 /**
- * Queues records, 10 to a call, re-sending entries SQS refuses. With `abortSignal`, it stops when the signal
+ * Queues records, 10 to a call, re-sending entries SQS refuses; each message's group id is its record's owner. With `abortSignal`, it stops when the signal
  * aborts and reports what it had not sent by then.
  *
  * @returns the ids of the records that could not be queued (empty when all were).
