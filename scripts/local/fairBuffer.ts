@@ -111,7 +111,7 @@ export class FairBuffer {
     this.order = this.order.filter((tenant) => (this.byTenant.get(tenant)?.length ?? 0) > 0);
     for (const [tenant, queue] of this.byTenant) if (queue.length === 0) this.byTenant.delete(tenant);
     const at = this.order.indexOf(nextTenant);
-    this.next = at >= 0 ? at : 0;
+    this.next = Math.max(at, 0);
     return batch;
   }
 

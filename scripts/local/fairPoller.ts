@@ -13,69 +13,54 @@
 import { ChangeMessageVisibilityBatchCommand, type Message } from '@aws-sdk/client-sqs';
 import { FairBuffer } from './fairBuffer.ts';
 import {
+  GATE_STEP_MS,
   GATHER_PAUSE_MS,
   invokeBatch,
   type PollOptions,
   queueAttributes,
+  type ReceiveGate,
   receiveMessages,
   SQS_RECEIVE_MAX,
   systemClock,
 } from './sqsBatch.ts';
 
 export interface FairPollOptions extends PollOptions {
-  /** Messages held ahead at most (memory bounds it; each is a few hundred bytes). Default 100,000. */
+  /** Messages held ahead at most (memory bounds it; each is well under a kilobyte). Default 100,000. */
   lookahead?: number;
 }
 
-/** Messages held ahead by default: more than the largest backlog measured here (bench/RESULTS.md). */
+/** Messages held ahead by default: the largest backlog measured here (bench/RESULTS.md). */
 export const DEFAULT_LOOKAHEAD = 100_000;
-
-/**
- * One top-up receives for at most this long before a batch goes out, so a flood still arriving never starves the
- * worker; the next top-up goes on where it stopped.
- */
-const TOP_UP_MS = 250;
 
 /** How often the held messages' visibility is looked at. */
 const UPKEEP_EVERY_MS = 1000;
 
 /**
- * A fair poll of one queue: `step()` tops the look-ahead up, gathers within the batching window as Lambda does,
- * and invokes the handler once with a batch filled round-robin across clients; `upkeep()` keeps held messages
- * invisible; `release()` hands them back to the queue.
+ * Polls a queue fairly until stopped. Two loops: one receives ahead (long polls while idle) into the buffer, up to
+ * `lookahead` messages; the other hands the worker a batch as Lambda's event source would (when `batchSize` are
+ * held, or the batching window has passed since the oldest held one arrived), filled round-robin across clients,
+ * after asking the `gate` (a held downstream: one batch per probe period; the messages held meanwhile stay held).
  *
  * @example
- * const poll = startFairPoll({ sqs, queueUrl, handler, batchSize: 200, batchingWindowSeconds: 1 });
- * await poll.step(); // { received: 200, deleted: 200, failed: 0 }
- * await poll.release();
+ * const poller = startFairPoller({ sqs, queueUrl, handler, batchSize: 200, batchingWindowSeconds: 1 });
+ * await poller.stop(); // what it held goes back to the queue
  */
-export const startFairPoll = (options: FairPollOptions) => {
+export const startFairPoller = (
+  options: FairPollOptions & { onError?: (error: unknown) => void; gate?: ReceiveGate },
+) => {
   const clock = options.clock ?? systemClock;
   const batchSize = options.batchSize ?? SQS_RECEIVE_MAX;
   const lookahead = Math.max(batchSize, options.lookahead ?? DEFAULT_LOOKAHEAD);
+  const waitSeconds = options.waitSeconds ?? 0;
   const buffer = new FairBuffer();
   /** When each held message's visibility ends, by message id. */
   const hiddenUntil = new Map<string, number>();
-  let lastUpkeep = 0;
+  let lastUpkeep = Number.NEGATIVE_INFINITY;
+  let stopped = false;
 
   const visibilityMs = async () =>
     (options.visibilityTimeout ?? (await queueAttributes(options.sqs, options.queueUrl)).visibilitySeconds) *
     1000;
-
-  const topUp = async (waitSeconds: number) => {
-    const started = clock.now();
-    const visibility = await visibilityMs();
-    let wait = waitSeconds;
-    while (buffer.size < lookahead) {
-      const messages = await receiveMessages(options, lookahead - buffer.size, wait);
-      wait = 0;
-      if (messages.length === 0) return;
-      const now = clock.now();
-      buffer.add(messages, now);
-      for (const message of messages) hiddenUntil.set(message.MessageId ?? '', now + visibility);
-      if (clock.now() - started >= TOP_UP_MS) return;
-    }
-  };
 
   const changeVisibility = async (messages: Message[], seconds: number) => {
     const refused: string[] = [];
@@ -117,32 +102,74 @@ export const startFairPoll = (options: FairPollOptions) => {
     }
   };
 
-  const step = async () => {
-    await topUp(buffer.size === 0 ? (options.waitSeconds ?? 0) : 0);
-    if (buffer.size === 0) return { received: 0, deleted: 0, failed: 0 };
-    // The window runs from the first message held, as Lambda's runs from the first it receives.
-    const windowEnds =
-      (buffer.oldestReceivedAt() ?? clock.now()) + (options.batchingWindowSeconds ?? 0) * 1000;
-    while (buffer.size < batchSize && clock.now() < windowEnds) {
-      await clock.sleep(Math.min(GATHER_PAUSE_MS, windowEnds - clock.now()));
-      await topUp(0);
+  const guarded = async (work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch (error) {
+      if (stopped) return;
+      options.onError?.(error);
+      await clock.sleep(1000);
     }
-    await upkeep();
-    const batch = buffer.takeBatch(batchSize);
-    for (const message of batch) hiddenUntil.delete(message.MessageId ?? '');
-    return invokeBatch(options, batch);
   };
 
+  const receiveAhead = async () => {
+    while (!stopped)
+      await guarded(async () => {
+        if (buffer.size >= lookahead) {
+          await clock.sleep(GATHER_PAUSE_MS);
+          return;
+        }
+        const visibility = await visibilityMs();
+        // Long-poll only while nothing is held: with messages held, a batch may be due any moment.
+        const wait = buffer.size === 0 ? waitSeconds : 0;
+        const messages = await receiveMessages(options, lookahead - buffer.size, wait);
+        if (messages.length === 0) {
+          if (wait === 0) await clock.sleep(GATHER_PAUSE_MS);
+          return;
+        }
+        const now = clock.now();
+        buffer.add(messages, now);
+        for (const message of messages) hiddenUntil.set(message.MessageId ?? '', now + visibility);
+      });
+  };
+
+  const handOut = async () => {
+    while (!stopped)
+      await guarded(async () => {
+        const oldest = buffer.oldestReceivedAt();
+        if (oldest === undefined) {
+          await clock.sleep(GATHER_PAUSE_MS);
+          return;
+        }
+        // The window runs from the oldest message held, as Lambda's runs from the first it receives.
+        const windowEnds = oldest + (options.batchingWindowSeconds ?? 0) * 1000;
+        if (buffer.size < batchSize && clock.now() < windowEnds) {
+          await clock.sleep(Math.min(GATHER_PAUSE_MS, windowEnds - clock.now()));
+          return;
+        }
+        const waitMs = options.gate ? await options.gate() : 0;
+        await upkeep();
+        if (waitMs > 0) {
+          await clock.sleep(Math.min(waitMs, GATE_STEP_MS));
+          return;
+        }
+        const batch = buffer.takeBatch(batchSize);
+        for (const message of batch) hiddenUntil.delete(message.MessageId ?? '');
+        await invokeBatch(options, batch);
+      });
+  };
+
+  const loops = Promise.all([receiveAhead(), handOut()]);
   return {
-    step,
-    upkeep,
-    /** Messages held ahead now. */
-    held: () => buffer.size,
-    /** Hands every held message back to the queue (visible at once). */
-    release: async () => {
+    stop: async () => {
+      stopped = true;
+      await loops;
+      // Messages held ahead go back to the queue now rather than when their visibility ends.
       const all = buffer.takeAll();
       hiddenUntil.clear();
-      await changeVisibility(all, 0);
+      await changeVisibility(all, 0).catch((error: unknown) => options.onError?.(error));
     },
+    /** Messages received and held ahead, not yet handed to the worker. */
+    held: () => buffer.size,
   };
 };

@@ -6,7 +6,7 @@
  */
 import { holdStates } from '../../lib/outage/hold.ts';
 import type { Downstream, HoldState } from '../../lib/outage/types.ts';
-import { type PollClock, type ReceiveGate, systemClock } from './queuePoller.ts';
+import { type PollClock, type ReceiveGate, systemClock } from './sqsBatch.ts';
 
 /** Both downstreams' holds, read as `holdStates()` reads them. */
 export type HoldReader = () => Promise<Record<Downstream, HoldState>>;

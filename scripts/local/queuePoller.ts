@@ -5,19 +5,26 @@
  * ends, exactly as on AWS, and go to the dead-letter queue after maxReceiveCount receives. `startPoller` serves
  * the clients fairly, as SQS fair queues do (scripts/local/fairPoller.ts); `pollOnce` is first in, first out.
  */
-import { type FairPollOptions, startFairPoll } from './fairPoller.ts';
+import { type FairPollOptions, startFairPoller } from './fairPoller.ts';
 import {
+  GATE_STEP_MS,
   GATHER_PAUSE_MS,
   invokeBatch,
-  type PollClock,
   type PollOptions,
   queueAttributes,
+  type ReceiveGate,
   receiveMessages,
   SQS_RECEIVE_MAX,
   systemClock,
 } from './sqsBatch.ts';
 
-export { type PollClock, type PollOptions, type SqsHandler, systemClock } from './sqsBatch.ts';
+export {
+  type PollClock,
+  type PollOptions,
+  type ReceiveGate,
+  type SqsHandler,
+  systemClock,
+} from './sqsBatch.ts';
 
 /**
  * Receives one batch and hands it to the handler as Lambda would: up to `batchSize` messages, gathered over
@@ -44,15 +51,6 @@ export const pollOnce = async (options: PollOptions) => {
 };
 
 /**
- * Whether the poller may receive now, asked before each receive: 0 to go on, or how long to wait first (a held
- * downstream; see scripts/local/holdGate.ts).
- */
-export type ReceiveGate = () => Promise<number>;
-
-/** A gate wait is cut into steps this long, so a stop or the end of a hold is noticed soon. */
-const GATE_STEP_MS = 1000;
-
-/**
  * Polls a queue until stopped: long polls while idle, goes on at once while there is work; with a `gate`, waits
  * as long as it says before each receive. It serves the clients fairly as SQS fair queues do
  * (scripts/local/fairPoller.ts), unless `fair` is false: then first in, first out, one batch received at a time.
@@ -69,22 +67,19 @@ export const startPoller = (
     fair?: boolean;
   },
 ) => {
-  const clock = options.clock ?? systemClock;
   const pollOptions = { ...options, waitSeconds: options.waitSeconds ?? 1 };
-  const fairPoll = options.fair === false ? undefined : startFairPoll(pollOptions);
+  if (options.fair !== false) return startFairPoller(pollOptions);
+  const clock = options.clock ?? systemClock;
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
       try {
         const waitMs = options.gate ? await options.gate() : 0;
         if (waitMs > 0) {
-          // Held messages stay invisible through a long hold.
-          await fairPoll?.upkeep();
           await clock.sleep(Math.min(waitMs, GATE_STEP_MS));
           continue;
         }
-        if (fairPoll) await fairPoll.step();
-        else await pollOnce(pollOptions);
+        await pollOnce(pollOptions);
       } catch (error) {
         if (stopped) break;
         options.onError?.(error);
@@ -96,10 +91,8 @@ export const startPoller = (
     stop: async () => {
       stopped = true;
       await loop;
-      // Messages held ahead go back to the queue now rather than when their visibility ends.
-      await fairPoll?.release().catch((error: unknown) => options.onError?.(error));
     },
-    /** Messages received and held ahead, not yet handed to the worker. */
-    held: () => fairPoll?.held() ?? 0,
+    /** Messages received and held ahead, not yet handed to the worker (none first in, first out). */
+    held: () => 0,
   };
 };

@@ -49,6 +49,15 @@ export const systemClock: PollClock = {
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 };
 
+/**
+ * Whether the poller may hand a batch to the worker now: 0 to go on, or how long to wait first (a held
+ * downstream; see scripts/local/holdGate.ts).
+ */
+export type ReceiveGate = () => Promise<number>;
+
+/** A gate wait is cut into steps this long, so a stop or the end of a hold is noticed soon. */
+export const GATE_STEP_MS = 1000;
+
 /** SQS answers at most this many messages per ReceiveMessage, and takes as many entries per batch call. */
 export const SQS_RECEIVE_MAX = 10;
 
