@@ -46,6 +46,12 @@ export const reportTable = (report: SoakReport): string => {
     row('events leaked (no webhook)', flag(report.events.eventsLeaked)),
     row('events with personal data', flag(report.events.eventsWithPersonalData)),
     row('events received in all', report.events.eventsReceived),
+    ...report.clients.map((times) =>
+      row(
+        `200 → delivered, ${times.client} ${times.op}s${times.flooding ? ' (flood)' : ''}`.slice(0, 34),
+        `p50 ${(times.p50Ms / 1000).toFixed(1)} s, p99 ${(times.p99Ms / 1000).toFixed(1)} s (${times.records} records)`,
+      ),
+    ),
     row(
       'SAP calls / records ($batch calls)',
       `${report.calls.sapCalls} / ${report.calls.sapRecords} (${report.calls.sapBatchCalls}), ${perCall(report.calls.sapRecords, report.calls.sapCalls)} per call`,
