@@ -32,14 +32,18 @@ export interface FairPollOptions extends PollOptions {
 /** Messages held ahead by default: the largest backlog measured here (bench/RESULTS.md). */
 export const DEFAULT_LOOKAHEAD = 100_000;
 
+/** Receives in flight at once while catching up with a backlog. */
+const RECEIVE_LANES = 4;
+
 /** How often the held messages' visibility is looked at. */
 const UPKEEP_EVERY_MS = 1000;
 
 /**
- * Polls a queue fairly until stopped. Two loops: one receives ahead (long polls while idle) into the buffer, up to
- * `lookahead` messages; the other hands the worker a batch as Lambda's event source would (when `batchSize` are
- * held, or the batching window has passed since the oldest held one arrived), filled round-robin across clients,
- * after asking the `gate` (a held downstream: one batch per probe period; the messages held meanwhile stay held).
+ * Polls a queue fairly until stopped. Lanes receive ahead into the buffer (long polls while idle; several receives
+ * at once while there is a backlog), up to `lookahead` messages; one loop hands the worker a batch as Lambda's
+ * event source would (when `batchSize` are held, or the batching window has passed since the oldest held one
+ * arrived), filled round-robin across clients, after asking the `gate` (a held downstream: one batch per probe
+ * period; the messages held meanwhile stay held).
  *
  * @example
  * const poller = startFairPoller({ sqs, queueUrl, handler, batchSize: 200, batchingWindowSeconds: 1 });
@@ -112,17 +116,25 @@ export const startFairPoller = (
     }
   };
 
-  const receiveAhead = async () => {
+  /** Whether the last receive came back full: a backlog to catch up with, so every lane receives. */
+  let backlog = false;
+  /**
+   * One lane of receiving ahead. Lane 0 long-polls while nothing is held; the others receive only while lane 0
+   * finds a backlog, so catching up with a flood takes a fraction of the time (receives wait on the queue, not
+   * on this process) and a quiet client's record behind it is seen sooner.
+   */
+  const receiveAhead = async (lane: number) => {
     while (!stopped)
       await guarded(async () => {
-        if (buffer.size >= lookahead) {
+        if (buffer.size >= lookahead || (lane > 0 && !backlog)) {
           await clock.sleep(GATHER_PAUSE_MS);
           return;
         }
         const visibility = await visibilityMs();
         // Long-poll only while nothing is held: with messages held, a batch may be due any moment.
-        const wait = buffer.size === 0 ? waitSeconds : 0;
+        const wait = buffer.size === 0 && lane === 0 ? waitSeconds : 0;
         const messages = await receiveMessages(options, lookahead - buffer.size, wait);
+        backlog = messages.length === SQS_RECEIVE_MAX;
         if (messages.length === 0) {
           if (wait === 0) await clock.sleep(GATHER_PAUSE_MS);
           return;
@@ -159,7 +171,8 @@ export const startFairPoller = (
       });
   };
 
-  const loops = Promise.all([receiveAhead(), handOut()]);
+  const lanes = Array.from({ length: RECEIVE_LANES }, (_, lane) => receiveAhead(lane));
+  const loops = Promise.all([...lanes, handOut()]);
   return {
     stop: async () => {
       stopped = true;
