@@ -25,11 +25,11 @@ import {
 } from './sqsBatch.ts';
 
 export interface FairPollOptions extends PollOptions {
-  /** Messages held ahead at most (memory bounds it; each is well under a kilobyte). Default 100,000. */
+  /** Messages held ahead at most (memory bounds it). Default 100,000. */
   lookahead?: number;
 }
 
-/** Messages held ahead by default: the largest backlog measured here (bench/RESULTS.md). */
+/** Messages held ahead by default: the largest flood the bench offers (`npm run bench -- fair --fair-records 100000`). */
 export const DEFAULT_LOOKAHEAD = 100_000;
 
 /** Receives in flight at once while catching up with a backlog. */
