@@ -39,7 +39,7 @@ export const cachedHoldStates = (
 };
 
 /**
- * The gate of one downstream's poller: go on while it is not held; while held, one receive per probe period (and
+ * The gate of one downstream's poller: go on while it is not held; while held, one batch per probe period (and
  * not before the hold's next probe may start), else how long to wait.
  *
  * @example
