@@ -425,7 +425,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     const statuses = new Map<string, StatusLookup>();
     const lookUp = async (list: [string, Operation][]) =>
       forEachLimited(list, 8, async ([id, op]) => {
-        statuses.set(id, await lookUpStatus(service, op, id));
+        statuses.set(id, await lookUpStatus(service, op, id, clientOfId.get(id)));
       });
     await lookUp([...ids]);
     // Without the store to watch, the look-ups themselves wait for the stragglers.
