@@ -53,8 +53,8 @@ const sendBatch = async (
 };
 
 /**
- * Queues records, 10 to a call, re-sending entries SQS refuses; each message's group id is its record's owner. With `abortSignal`, it stops when the signal
- * aborts and reports what it had not sent by then.
+ * Queues records, 10 to a call, re-sending entries SQS refuses; each message's group id is its record's owner.
+ * With `abortSignal`, it stops when the signal aborts and reports what it had not sent by then.
  *
  * @returns the ids of the records that could not be queued (empty when all were).
  * @example
