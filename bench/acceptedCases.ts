@@ -4,6 +4,7 @@
  * benchmarks' child processes only.
  */
 import { randomUUID } from 'node:crypto';
+import { queuedRecordOf } from '../lib/queue/queuedRecord.ts';
 import { sendRecords } from '../lib/queue/sendRecords.ts';
 import type { StatusRecord } from '../lib/store/types.ts';
 import { validateCaseRecord } from '../lib/validation/caseRecord.ts';
@@ -16,7 +17,7 @@ import { seedStatusRecords } from '../tests/support/seedStatus.ts';
  * @example
  * const statuses = acceptedCaseStatuses(10, 'run1');
  */
-export const acceptedCaseStatuses = (n: number, tag: string): StatusRecord[] => {
+export const acceptedCaseStatuses = (n: number, tag: string, owner = 'example-web-forms'): StatusRecord[] => {
   const at = new Date().toISOString();
   return Array.from({ length: n }, (_, i) => {
     const validated = validateCaseRecord(caseInput({ comments: `Benchmark case ${tag} ${i}` }));
@@ -28,7 +29,7 @@ export const acceptedCaseStatuses = (n: number, tag: string): StatusRecord[] => 
       attempts: 0,
       acceptedAt: at,
       updatedAt: at,
-      owner: 'example-web-forms',
+      owner,
       requestId: randomUUID(),
       record: validated.value,
       openKind: 'caseRecord' as const,
@@ -38,22 +39,20 @@ export const acceptedCaseStatuses = (n: number, tag: string): StatusRecord[] => 
 };
 
 /**
- * A seeder of accepted cases on a queue: each call writes `n` new ones and answers their ids.
+ * A seeder of accepted cases on a queue: each call writes `n` new ones of `owner` (the client, the messages'
+ * group) and answers their ids.
  *
  * @example
  * const seed = acceptedCaseSeeder(queueUrl);
  * const ids = await seed(1000);
  */
-export const acceptedCaseSeeder = (queueUrl: string) => {
+export const acceptedCaseSeeder = (queueUrl: string, owner = 'example-web-forms') => {
   let calls = 0;
   const run = Date.now().toString(36);
   return async (n: number): Promise<string[]> => {
-    const statuses = acceptedCaseStatuses(n, `${run}-${calls++}`);
+    const statuses = acceptedCaseStatuses(n, `${run}-${calls++}`, owner);
     await seedStatusRecords(statuses);
-    const failed = await sendRecords(
-      queueUrl,
-      statuses.map(({ id, kind, requestId }) => ({ id, kind, requestId })),
-    );
+    const failed = await sendRecords(queueUrl, statuses.map(queuedRecordOf));
     if (failed.length > 0) throw new Error(`seeding: ${failed.length} messages not queued`);
     return statuses.map((s) => s.id);
   };

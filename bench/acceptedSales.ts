@@ -4,6 +4,7 @@
  * benchmarks' child processes only.
  */
 import { randomUUID } from 'node:crypto';
+import { queuedRecordOf } from '../lib/queue/queuedRecord.ts';
 import { sendRecords } from '../lib/queue/sendRecords.ts';
 import { validateSalesRegistrations } from '../lib/validation/salesRegistration.ts';
 import { salesRegistrationInput } from '../tests/factories/records.ts';
@@ -11,13 +12,13 @@ import { seedStatusRecords } from '../tests/support/seedStatus.ts';
 
 /**
  * A seeder of accepted sales on a queue: each call writes `n` new ones (frame numbers `<prefix><run tag><serial>`,
- * unique across calls) and answers their ids.
+ * unique across calls) of `owner` (the client, the messages' group) and answers their ids.
  *
  * @example
  * const seed = acceptedSalesSeeder(queueUrl, 'WB');
  * const ids = await seed(500);
  */
-export const acceptedSalesSeeder = (queueUrl: string, prefix: string) => {
+export const acceptedSalesSeeder = (queueUrl: string, prefix: string, owner = 'example-dealer') => {
   let serial = 0;
   const tag = Date.now().toString(36).toUpperCase();
   return async (n: number): Promise<string[]> => {
@@ -36,17 +37,14 @@ export const acceptedSalesSeeder = (queueUrl: string, prefix: string) => {
       attempts: 0,
       acceptedAt: at,
       updatedAt: at,
-      owner: 'example-dealer',
+      owner,
       requestId: randomUUID(),
       record,
       openKind: 'salesRegistration' as const,
       dueAt: at,
     }));
     await seedStatusRecords(statuses);
-    const failed = await sendRecords(
-      queueUrl,
-      statuses.map(({ id, kind, requestId }) => ({ id, kind, requestId })),
-    );
+    const failed = await sendRecords(queueUrl, statuses.map(queuedRecordOf));
     if (failed.length > 0) throw new Error(`seeding: ${failed.length} messages not queued`);
     return statuses.map((s) => s.id);
   };

@@ -677,6 +677,7 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
       `no Idempotency-Key, every delivery first time right (a retry adds an UpdateItem, a ChangeMessageVisibility, a receive and a worker share), no free tier; ` +
       `log storage (${usd(PRICES.logsStoredGbMonth.usd)}/GB-month compressed, 30 days) and alarms left out. SDK: the README's warm CPU difference and +${ALLOWANCE.sdkColdStartExtraMs} ms per cold start. ` +
       'HTTP API loses API keys and usage plans (per-client throttle and quota at the gateway) and the contract-shaped gateway responses of deploy/apiKeys.cjs: key checks, throttling and quotas would move into the handlers.',
+    "Message group ids cost nothing: each message names its client as its MessageGroupId (SQS fair queues, issue 21), a feature of standard queues with no price of its own (SQS bills requests, each 64 KiB chunk one; https://aws.amazon.com/sqs/pricing/); the id and the body's `owner` add a few dozen bytes to a message, far from a chunk, and no request.",
   ];
   // The cuts, before and after, per scenario: the claim no longer moves the record in the `open` index; the outbox
   // keeps only what the record does not say.

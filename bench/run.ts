@@ -9,9 +9,10 @@
  *   node bench/run.ts capacity   # delivery capacity on paper and by simulation (bench/capacity.ts)
  *   node bench/run.ts batched    # batched delivery: calls per record, lone-record latency (bench/batchedDelivery.ts)
  *   node bench/run.ts outage [--outage-records 1000,10000]   # drain after an outage (bench/outageDrain.ts)
+ *   node bench/run.ts fair [--fair-records 10000,100000]     # fair share between clients (bench/fairShare.ts)
  *
  * Progress goes to stderr, the tables to stdout. A whole run writes bench/RESULTS.md; `cost` and `capacity` alone
- * replace only their own section of it, as do `batched` and `outage`.
+ * replace only their own section of it, as do `batched`, `outage` and `fair`.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -34,6 +35,8 @@ import {
   ONE_CALL_PER_RECORD,
   type WorkerSetting,
 } from './costModel.ts';
+import { fairReport } from './fairReport.ts';
+import { measureFairShare } from './fairShare.ts';
 import type { CallCounts } from './instantAws.ts';
 import { measureIntakeCost } from './intakeCost.ts';
 import { defaultLocalStackSettings, measureLocalStack } from './localStack.ts';
@@ -66,11 +69,13 @@ const { values: args, positionals } = parseArgs({
     'local-concurrency': { type: 'string', default: defaultLocalStackSettings.concurrencies.join(',') },
     'local-rounds': { type: 'string', default: String(defaultLocalStackSettings.rounds) },
     'outage-records': { type: 'string', default: '1000,10000' },
+    // 100,000 takes about half an hour per poller on a 2-core machine: an option, not the default.
+    'fair-records': { type: 'string', default: '10000' },
   },
 });
 const samples = Number(args.samples);
 const records = Number(args.records);
-const parts = ['local', 'cost', 'capacity', 'batched', 'outage'];
+const parts = ['local', 'cost', 'capacity', 'batched', 'outage', 'fair'];
 if (positionals.some((p) => !parts.includes(p)) || positionals.length > 1)
   throw new Error(`unknown argument: ${positionals.join(' ')} (one of ${parts.join(', ')}, or none)`);
 const localOnly = positionals.includes('local');
@@ -79,6 +84,8 @@ const capacityOnly = positionals.includes('capacity');
 const batchedOnly = positionals.includes('batched');
 const outageOnly = positionals.includes('outage');
 const outageSizes = args['outage-records'].split(',').map(Number);
+const fairOnly = positionals.includes('fair');
+const fairSizes = args['fair-records'].split(',').map(Number);
 const localSettings = {
   ...defaultLocalStackSettings,
   concurrencies: args['local-concurrency'].split(',').map(Number),
@@ -256,6 +263,20 @@ const outageNote = (sizes: number[]) =>
   sizes.includes(10_000)
     ? undefined
     : `Backlogs measured: ${sizes.join(', ')} (10,000 was not run here: it takes too long on this 2-core machine shared with other work).`;
+const fairTitle = 'Fair share between clients (issue 21)';
+const fairNote = (sizes: number[]) =>
+  sizes.includes(100_000)
+    ? undefined
+    : `Floods measured: ${sizes.join(', ')} (100,000 is \`--fair-records 10000,100000\`: about half an hour per poller on this 2-core machine).`;
+if (fairOnly) {
+  const report = fairReport(await measureFairShare(fairSizes), fairNote(fairSizes));
+  const footer = `Written by \`npm run bench -- fair --fair-records ${fairSizes.join(',')}\` on ${partFooter((performance.now() - started) / 1000)}`;
+  const body = `${resultTable(report.rows)}\n\n${report.text}\n\n${footer}`;
+  console.log(body);
+  await writeSection('fair', fairTitle, body);
+  progress('wrote the fair section of bench/RESULTS.md');
+  process.exit(0);
+}
 if (batchedOnly || outageOnly) {
   const report = batchedOnly
     ? batchedReport(await measureBatchedDelivery())
@@ -295,6 +316,9 @@ const batched = await phase(
 );
 const outage = await phase('outage', `drain after an outage: backlogs of ${outageSizes.join(', ')}…`, () =>
   measureOutageDrain(outageSizes),
+);
+const fair = await phase('fair', `fair share: a quiet client beside floods of ${fairSizes.join(', ')}…`, () =>
+  measureFairShare(fairSizes),
 );
 const costInputs = await phase('cost', 'cost: record sizes and log bytes at the deployed level…', () =>
   measureCostInputs(),
@@ -394,7 +418,8 @@ rows.push({
 });
 const batchedText = batchedReport(batched);
 const outageText = outageReport(outage, outageNote(outageSizes));
-rows.push(...batchedText.rows, ...outageText.rows);
+const fairText = fairReport(fair, fairNote(fairSizes));
+rows.push(...batchedText.rows, ...outageText.rows, ...fairText.rows);
 rows.push(...localReport.rows);
 
 // ---- detail tables ----------------------------------------------------------------------------------------
@@ -505,6 +530,8 @@ const console_ = [
   '',
   outageText.text,
   '',
+  fairText.text,
+  '',
   missed.length ? `Targets missed: ${missed.length} (see bench/FINDINGS.md)` : 'All targets met.',
   `Machine: ${machine}. Took ${seconds.toFixed(0)} s.`,
   othersLine,
@@ -610,6 +637,12 @@ ${batchedText.text}
 
 ${outageText.text}
 <!-- outage:end -->
+
+<!-- fair:start -->
+## ${fairTitle}
+
+${fairText.text}
+<!-- fair:end -->
 
 ## Reproduce
 

@@ -62,4 +62,9 @@ export interface QueuedRecord {
   kind: RecordKind;
   /** The intake request that accepted the record, for tracing. */
   requestId: string;
+  /**
+   * The client the record belongs to: the message's tenant (its SQS MessageGroupId, for fair queues). Absent on
+   * messages written before fair queueing.
+   */
+  owner?: string;
 }

@@ -12,7 +12,8 @@
  *   npm run soak                          # 5,000 records, 3 restarts
  *   npm run soak -- --records 500 --restarts 1 --seed 42
  *
- * Options: --records N, --restarts N, --concurrency N, --seed N, --max-tries N, --outage-seconds N (SAP down
+ * Options: --records N, --flood N (of them, cases the flooding client sends first; default a quarter),
+ * --restarts N, --concurrency N, --seed N, --max-tries N, --outage-seconds N (SAP down
  * this long, default 90; 0: none), --probe-seconds N (OUTAGE_PROBE_SECONDS, default 5),
  * --drain-seconds N, --stall-seconds N, --max-traffic-seconds N, --reconcile-after-seconds N,
  * --events-wait-seconds N (a stall of the events: none of the missing arrived for N s), --service-log-level
@@ -25,6 +26,7 @@ import { reportJson, reportTable } from './soak/report.ts';
 const { values } = parseArgs({
   options: {
     records: { type: 'string' },
+    flood: { type: 'string' },
     restarts: { type: 'string' },
     concurrency: { type: 'string' },
     seed: { type: 'string' },
@@ -44,7 +46,7 @@ const { values } = parseArgs({
 
 if (values.help) {
   process.stdout.write(
-    'npm run soak -- [--records N] [--restarts N] [--concurrency N] [--seed N] [--max-tries N]\n' +
+    'npm run soak -- [--records N] [--flood N] [--restarts N] [--concurrency N] [--seed N] [--max-tries N]\n' +
       '  [--outage-seconds N] [--probe-seconds N] [--drain-seconds N] [--stall-seconds N] [--max-traffic-seconds N]\n' +
       '  [--reconcile-after-seconds N] [--events-wait-seconds N] [--service-log-level LEVEL] [--keep-data]\n',
   );
@@ -63,6 +65,7 @@ const whole = (name: string, value: string | undefined, min: number, max: number
 
 const options: SoakOptions = {
   records: whole('records', values.records, 1, 100_000),
+  flood: whole('flood', values.flood, 0, 100_000),
   restarts: whole('restarts', values.restarts, 0, 20),
   concurrency: whole('concurrency', values.concurrency, 1, 64),
   seed: whole('seed', values.seed, 0, 2 ** 31 - 1),

@@ -4,16 +4,20 @@ import type { QueuedRecord, RecordKind } from '../types.ts';
 const KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
 
 /**
- * The message that queues a stored record: its id, kind and request id, never its content (the worker reads that
- * from the store). Every producer (intake, the reconciler, redrive) writes its messages with this.
+ * The message that queues a stored record: its id, kind, request id and owner (the client, which sendRecords also
+ * gives SQS as the message's tenant), never its content (the worker reads that from the store). Every producer
+ * (intake, the reconciler, redrive) writes its messages with this.
  *
  * @example
- * queuedRecordOf(status) // { id: '3f0c…', kind: 'caseRecord', requestId: 'c0ffee…' }
+ * queuedRecordOf(status) // { id: '3f0c…', kind: 'caseRecord', requestId: 'c0ffee…', owner: 'example-dealer' }
  */
-export const queuedRecordOf = (status: Pick<StatusRecord, 'id' | 'kind' | 'requestId'>): QueuedRecord => ({
+export const queuedRecordOf = (
+  status: Pick<StatusRecord, 'id' | 'kind' | 'requestId' | 'owner'>,
+): QueuedRecord => ({
   id: status.id,
   kind: status.kind,
   requestId: status.requestId,
+  owner: status.owner,
 });
 
 /**
@@ -22,6 +26,7 @@ export const queuedRecordOf = (status: Pick<StatusRecord, 'id' | 'kind' | 'reque
  *
  * @example
  * readQueuedRecord('{"id":"3f0c…","kind":"caseRecord","requestId":"r1"}') // { id: '3f0c…', kind: 'caseRecord', requestId: 'r1' }
+ * // a message with "owner" keeps it: the dead-letter copy still names its client
  */
 export const readQueuedRecord = (body: string): QueuedRecord | undefined => {
   let message: Partial<Record<keyof QueuedRecord, unknown>>;
@@ -30,7 +35,12 @@ export const readQueuedRecord = (body: string): QueuedRecord | undefined => {
   } catch {
     return undefined;
   }
-  const { id, kind, requestId } = message;
+  const { id, kind, requestId, owner } = message;
   if (typeof id !== 'string' || id === '' || !KINDS.includes(kind as RecordKind)) return undefined;
-  return { id, kind: kind as RecordKind, requestId: typeof requestId === 'string' ? requestId : '' };
+  return {
+    id,
+    kind: kind as RecordKind,
+    requestId: typeof requestId === 'string' ? requestId : '',
+    ...(typeof owner === 'string' && owner !== '' ? { owner } : {}),
+  };
 };

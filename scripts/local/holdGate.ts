@@ -6,7 +6,7 @@
  */
 import { holdStates } from '../../lib/outage/hold.ts';
 import type { Downstream, HoldState } from '../../lib/outage/types.ts';
-import { type PollClock, type ReceiveGate, systemClock } from './queuePoller.ts';
+import { type PollClock, type ReceiveGate, systemClock } from './sqsBatch.ts';
 
 /** Both downstreams' holds, read as `holdStates()` reads them. */
 export type HoldReader = () => Promise<Record<Downstream, HoldState>>;
@@ -39,7 +39,7 @@ export const cachedHoldStates = (
 };
 
 /**
- * The gate of one downstream's poller: go on while it is not held; while held, one receive per probe period (and
+ * The gate of one downstream's poller: go on while it is not held; while held, one batch per probe period (and
  * not before the hold's next probe may start), else how long to wait.
  *
  * @example

@@ -32,6 +32,7 @@ import {
   startDownstreamChaos,
 } from './chaos.ts';
 import { sendWithRetries } from './client.ts';
+import { type ClientTimes, deliveryTimesByClient } from './clientTimes.ts';
 import {
   checkEvents,
   deliveriesOnBus,
@@ -65,11 +66,16 @@ import {
 } from './outageFigures.ts';
 import { seededRandom } from './random.ts';
 import { createService } from './service.ts';
-import { createWorkload, type Operation, type SoakRecord } from './workload.ts';
+import { clientOf, createWorkload, type Operation, type SoakRecord } from './workload.ts';
 
 export interface SoakOptions {
   /** Fresh records to send. Default 5,000. */
   records?: number;
+  /**
+   * Of them, cases the flooding client (workload.ts FLOODING_CLIENT) sends first, as fast as the traffic goes: a
+   * backlog on the cases queue that the web forms' cases must not wait behind. Default a quarter of the records.
+   */
+  flood?: number;
   /** SIGKILLs of npm start (each followed by a start) during the traffic. Default 3. */
   restarts?: number;
   /** Plans in flight at once (a race counts once). Default 12. */
@@ -139,6 +145,8 @@ export interface SoakReport extends LedgerCounts {
   events: EventCounts;
   /** The event feed, read by each client (feed.ts). */
   feed: FeedCounts;
+  /** 200 to delivered, by client and kind: the quiet clients' beside the flooding client's (clientTimes.ts). */
+  clients: ClientTimes[];
   seconds: { traffic: number; drain: number; lookups: number; events: number; total: number };
   /** Whether the quiet period ended with nothing `accepted` (false: its bound or the stall rule ended it). */
   drained: boolean;
@@ -175,6 +183,7 @@ const proxyCounts = (proxy: FaultProxy): Record<string, number> => ({
 export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> => {
   const settings = {
     records: options.records ?? 5_000,
+    flood: options.flood ?? Math.floor((options.records ?? 5_000) / 4),
     restarts: options.restarts ?? 3,
     concurrency: options.concurrency ?? 12,
     maxTries: options.maxTries ?? 6,
@@ -270,7 +279,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     chaos = startDownstreamChaos({ sap, salesforce });
 
     // ---- Traffic, with restarts and one SAP outage on the way.
-    const workload = createWorkload(settings.records, run, random);
+    const workload = createWorkload(settings.records, run, random, settings.flood);
     const results: PlanResult[] = [];
     const kills: number[] = [];
     const trafficStarted = Date.now();
@@ -404,18 +413,22 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     // ---- Status of every record answered 200, over the GET endpoints.
     const lookupsStarted = Date.now();
     const ids = new Map<string, Operation>();
+    const clientOfId = new Map<string, string>();
     for (const { plan, sends } of results) {
       for (const send of sends) {
         for (const answer of send.answers) {
           if (answer.status !== 200) continue;
-          for (const [i, id] of (answer.ids ?? []).entries()) ids.set(id, plan.records[i].op);
+          for (const [i, id] of (answer.ids ?? []).entries()) {
+            ids.set(id, plan.records[i].op);
+            clientOfId.set(id, clientOf(plan));
+          }
         }
       }
     }
     const statuses = new Map<string, StatusLookup>();
     const lookUp = async (list: [string, Operation][]) =>
       forEachLimited(list, 8, async ([id, op]) => {
-        statuses.set(id, await lookUpStatus(service, op, id));
+        statuses.set(id, await lookUpStatus(service, op, id, clientOfId.get(id)));
       });
     await lookUp([...ids]);
     // Without the store to watch, the look-ups themselves wait for the stragglers.
@@ -433,7 +446,6 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     const webhookClients = new Set(
       clientsConfig.clients.filter((client) => client.webhook).map((client) => client.name),
     );
-    const clientOf = (op: Operation) => (op === 'sale' ? 'example-dealer' : 'example-web-forms');
     await service.whenUp();
     const stored = await statusRecordsInStore(dataDir);
     // The store names every settled record, answered or not; without it, the look-ups of the answered ones.
@@ -441,14 +453,14 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       ? settledOf(stored, webhookClients)
       : new Map(
           [...ids]
-            .filter(([, op]) => webhookClients.has(clientOf(op)))
+            .filter(([id]) => webhookClients.has(clientOfId.get(id) ?? ''))
             .map(([id]) => [id, statuses.get(id)?.status ?? '?'] as const)
             .filter(([, status]) => ['delivered', 'rejected', 'failed'].includes(status)),
         );
     const foreign = new Set(
       stored
         ? stored.filter((record) => !webhookClients.has(record.owner)).map((record) => record.id)
-        : [...ids].filter(([, op]) => !webhookClients.has(clientOf(op))).map(([id]) => id),
+        : [...ids].filter(([id]) => !webhookClients.has(clientOfId.get(id) ?? '')).map(([id]) => id),
     );
     const sent = new Map<string, SoakRecord>();
     for (const { plan } of results) for (const record of plan.records) sent.set(record.token, record);
@@ -519,15 +531,17 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         `settled records listed with their final state (${feedCheck.counts.feedEntries} entries)`,
     );
 
+    const sapCalls = sapCallsOf(sap.requests, sapTimes, sap.servicePath, sap.registrations);
+    const salesforceCalls = salesforceCallsOf(
+      salesforce.requests,
+      sfTimes,
+      salesforce.cases,
+      salesforce.externalIdField,
+    );
     const { counts, outcomes } = reconcile({
       results,
-      sapCalls: sapCallsOf(sap.requests, sapTimes, sap.servicePath, sap.registrations),
-      salesforceCalls: salesforceCallsOf(
-        salesforce.requests,
-        sfTimes,
-        salesforce.cases,
-        salesforce.externalIdField,
-      ),
+      sapCalls,
+      salesforceCalls,
       kills,
       statuses,
       acceptedInStore: stillAccepted,
@@ -570,6 +584,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       },
       events: eventCheck.counts,
       feed: feedCheck.counts,
+      clients: deliveryTimesByClient({ results, answeredAt, calls: [...sapCalls, ...salesforceCalls] }),
       restarts: {
         kills: stats.kills,
         starts: stats.starts,

@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Service } from './service.ts';
-import { type Plan, requestOf } from './workload.ts';
+import { clientOf, type Plan, requestOf } from './workload.ts';
 
 /** One HTTP exchange: its status (0: no answer, e.g. connection refused or cut) and, on 200, the record ids. */
 export interface Answer {
@@ -23,8 +23,6 @@ export interface SendResult {
 
 const RETRYABLE = new Set([0, 409, 429, 500, 502, 503, 504]);
 const requestTimeoutMs = 30_000;
-
-const clientOf = (plan: Plan) => (plan.op === 'sale' ? 'example-dealer' : 'example-web-forms');
 
 const idsOf = (plan: Plan, body: unknown): Pick<Answer, 'ids' | 'malformed'> => {
   if (plan.op === 'case') {

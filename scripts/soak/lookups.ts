@@ -10,12 +10,20 @@ import { type AttributeValue, DynamoDBClient, ScanCommand } from '@aws-sdk/clien
 import { localClientConfig } from '../local/aws.ts';
 import type { StatusLookup } from './ledger.ts';
 import type { Service } from './service.ts';
-import type { Operation } from './workload.ts';
+import { clientOf, type Operation } from './workload.ts';
 
-/** One GET look-up; retries no answer and 5xx a few times (the service is not under faults any more). */
-export const lookUpStatus = async (service: Service, op: Operation, id: string): Promise<StatusLookup> => {
+/**
+ * One GET look-up, with the key of the client that sent the record (only its owner sees it; by default the usual
+ * client of its operation); retries no answer and 5xx a few times (the service is not under faults any more).
+ */
+export const lookUpStatus = async (
+  service: Service,
+  op: Operation,
+  id: string,
+  client: string = clientOf({ op }),
+): Promise<StatusLookup> => {
   const path = op === 'sale' ? `/erp/sales_registration/${id}` : `/crm/case/${encodeURIComponent(id)}`;
-  const key = service.keys()[op === 'sale' ? 'example-dealer' : 'example-web-forms'];
+  const key = service.keys()[client];
   let last: StatusLookup = { http: 0 };
   for (let attempt = 1; attempt <= 5; attempt++) {
     await service.whenUp();

@@ -50,6 +50,13 @@ export const reportTable = (report: SoakReport): string => {
     row('settled records the feed must list', report.feed.feedExpected),
     row('  final state missing from the feed', flag(report.feed.feedMismatched)),
     row('  feed entries of another client', flag(report.feed.feedForeign)),
+    row('200 → delivered, by client', 'p50, p99 (records)'),
+    ...report.clients.map((times) =>
+      row(
+        `  ${times.client}, ${times.op}s`,
+        `${(times.p50Ms / 1000).toFixed(1)} s, ${(times.p99Ms / 1000).toFixed(1)} s (${times.records})${times.flooding ? '  the flood' : ''}`,
+      ),
+    ),
     row(
       'SAP calls / records ($batch calls)',
       `${report.calls.sapCalls} / ${report.calls.sapRecords} (${report.calls.sapBatchCalls}), ${perCall(report.calls.sapRecords, report.calls.sapCalls)} per call`,

@@ -50,7 +50,16 @@ export interface Plan {
   copies: number;
   /** The earlier plan repeated, whose key is reused or whose frame number is reused. */
   of?: number;
+  /** The client sending it when not its operation's usual one: the flooding client's cases. */
+  client?: string;
 }
+
+/** The client that floods the cases queue at the start of the traffic (issue 21: fair share between clients). */
+export const FLOODING_CLIENT = 'example-dealer';
+
+/** The client that sends a plan: its own, else the dealer for sales and the web forms for cases. */
+export const clientOf = (plan: Pick<Plan, 'op' | 'client'>): string =>
+  plan.client ?? (plan.op === 'sale' ? 'example-dealer' : 'example-web-forms');
 
 export interface PlanRequest {
   path: string;
@@ -105,8 +114,11 @@ export interface Workload {
 /**
  * @param records how many fresh records to send in all (the campaign's size)
  * @param run a 4-character [0-9A-Z] tag of the campaign, in every token and frame number
+ * @param flood how many of them are the flooding client's cases, planned first: its backlog on the cases queue is
+ *   what the other clients' cases must not wait behind
  */
-export const createWorkload = (records: number, run: string, random: Random): Workload => {
+export const createWorkload = (records: number, run: string, random: Random, flood = 0): Workload => {
+  let floodLeft = Math.min(flood, records);
   let recordCount = 0;
   let planCount = 0;
   let fresh = 0;
@@ -249,6 +261,18 @@ export const createWorkload = (records: number, run: string, random: Random): Wo
     },
     next() {
       if (fresh >= records) return undefined;
+      if (floodLeft > 0) {
+        floodLeft--;
+        return plan({
+          kind: 'case',
+          op: 'case',
+          records: [newCase()],
+          fresh: 1,
+          form: false,
+          copies: 1,
+          client: FLOODING_CLIENT,
+        });
+      }
       const roll = random.next();
       if (roll < 0.04) return race();
       if (roll < 0.09 && unkeyed.length > 0) {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiEvent, jsonPost, statusGet } from '../factories/apiGateway.ts';
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { testKeys } from '../support/apiKeys.ts';
+import { startHookedProxy } from '../support/hookedProxy.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
 import { packagedTemplate, withPackageLock } from '../support/packagedTemplate.ts';
 import { awsOk, startScriptedAws } from '../support/scriptedAws.ts';
@@ -158,6 +159,39 @@ describe('the API functions as deployed', () => {
     );
     expect(secretCalls.length).toBeGreaterThan(0);
     expect(JSON.parse(secretCalls[0].body)).toMatchObject({ SecretId: 'dealer-gateway/api-keys' });
+  });
+
+  it("queue each record with its client as the message's group, the tenant of SQS fair queues", async () => {
+    // Prepare: the SQS calls of the bundles pass a recording proxy.
+    const proxy = await startHookedProxy(aws.sqsEndpoint);
+    const sales = [1, 2].map(() => salesRegistrationInput({ FrameNum: uniqueFrame() }));
+    // Act
+    const [salesAccepted, caseAccepted] = await runBundles(
+      [
+        { fn: 'salesRegistration', event: jsonPost(SALES, sales) },
+        { fn: 'crmCase', event: jsonPost(CASE, caseInput({ frameNo: uniqueFrame() })) },
+      ],
+      { ...deployedEnv(), AWS_ENDPOINT_URL_SQS: proxy.endpoint },
+    );
+    await proxy.stop();
+    const salesMessages = await aws.drain(aws.resources.queues.SalesRegistrationQueue.url);
+    const caseMessages = await aws.drain(aws.resources.queues.CaseQueue.url);
+    // Assess
+    expect([salesAccepted.statusCode, caseAccepted.statusCode]).toEqual([200, 200]);
+    const entries = proxy.requests
+      .filter((r) => r.operation === 'SendMessageBatch')
+      .flatMap((r) => r.body.Entries as { MessageGroupId?: string; MessageBody: string }[]);
+    const groups = entries.map((e) => [JSON.parse(e.MessageBody).id, e.MessageGroupId]);
+    expect(groups).toEqual([
+      ...salesMessages.map((m) => [m.id, 'example-dealer']),
+      ...caseMessages.map((m) => [m.id, 'example-web-forms']),
+    ]);
+    expect(groups).toHaveLength(3);
+    expect([...salesMessages, ...caseMessages].map((m) => m.owner)).toEqual([
+      'example-dealer',
+      'example-dealer',
+      'example-web-forms',
+    ]);
   });
 
   it('answer 503 when SQS cannot be reached; the retry gets 200 and the packaged reconciler queues the record once', async () => {

@@ -80,6 +80,17 @@ describe('packaged CloudFormation template', () => {
     }
   });
 
+  it('keeps the delivery queues standard queues, which serve clients fairly by message group (SQS fair queues)', () => {
+    // A FIFO queue would take the group id too, but deliver each client's records one at a time, in order.
+    const sources = ofType('AWS::SQS::Queue').filter(([, q]) => q.Properties.RedrivePolicy);
+    expect(sources.map(([id]) => id).sort()).toEqual(['CaseQueue', 'SalesRegistrationQueue']);
+    for (const [, queue] of sources) {
+      expect(queue.Properties.FifoQueue).toBeUndefined();
+      expect(queue.Properties.ContentBasedDeduplication).toBeUndefined();
+      expect(String(queue.Properties.QueueName)).not.toMatch(/\.fifo$/);
+    }
+  });
+
   it('feeds each worker from its queue with batch item failures, a batching window and a concurrency cap', () => {
     const mappings = deliveryMappings();
     expect(mappings).toHaveLength(2);

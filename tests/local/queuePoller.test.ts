@@ -160,7 +160,14 @@ describe('a held downstream', () => {
       nextProbeAt: '2026-11-27T03:59:00.000Z',
     };
     await send('first', 1);
-    const clock = movedClock();
+    // The poller's clock stops at 20 s until the test has looked (its waits run faster than the test's checks).
+    let look: () => void = () => undefined;
+    const looked = new Promise<void>((resolve) => {
+      look = resolve;
+    });
+    const clock = movedClock(async (now) => {
+      if (now - Date.parse('2026-11-27T04:00:00Z') >= 20_000) await looked;
+    });
     const { invocations, handler } = recordingHandler(clock);
     const gate = holdGate({ downstream: 'crm', probeSeconds: 30, states: () => states(crm)(), clock });
     const start = clock.now();
@@ -182,6 +189,7 @@ describe('a held downstream', () => {
     // Twenty seconds on the poller's clock: still within the period.
     await until(() => clock.now() - start >= 20_000);
     const withinPeriod = invocations.length;
+    look();
     await until(() => invocations.length === 2);
     crm = { held: false };
     await send('third', 1);
