@@ -78,6 +78,40 @@ const openErpHold = async (holds = createDownstreamHolds(OUTAGE)) => {
   return { ids, byId, holds, opening, messages: ids.map(byId) };
 };
 
+/** The EMF documents (CloudWatch embedded metric format) written to stdout while `act` runs, and its value. */
+const metricsDuring = async <T>(act: () => Promise<T>) => {
+  const lines: string[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
+    lines.push(String(chunk));
+    return (write as (...args: unknown[]) => boolean).call(process.stdout, chunk, ...rest);
+  }) as typeof process.stdout.write;
+  try {
+    const value = await act();
+    const documents = lines
+      .flatMap((text) => text.split('\n'))
+      .filter((line) => line.includes('"_aws"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    return { documents, value };
+  } finally {
+    process.stdout.write = write;
+  }
+};
+
+/** The `downstreamHeld` readings among EMF documents: its `downstream` dimension and value. */
+const heldReadings = (documents: Record<string, unknown>[]) =>
+  documents
+    .filter((document) => {
+      const { CloudWatchMetrics } = document._aws as {
+        CloudWatchMetrics: { Dimensions: string[][]; Metrics: { Name: string }[] }[];
+      };
+      return CloudWatchMetrics.some(
+        ({ Dimensions, Metrics }) =>
+          Metrics.some(({ Name }) => Name === 'downstreamHeld') && Dimensions.flat().includes('downstream'),
+      );
+    })
+    .map((document) => ({ downstream: document.downstream, value: document.downstreamHeld }));
+
 describe('the worker under a downstream hold', () => {
   it('opens the hold after the threshold across two records, then hides messages unclaimed without any call', async () => {
     // Prepare
@@ -184,6 +218,25 @@ describe('the worker under a downstream hold', () => {
       ['downstream held: records wait without spending tries', line],
       ['downstream hold closed', { ...line, heldSeconds: 38 }],
     ]);
+  });
+
+  it('reports downstreamHeld 1 for the downstream when it opens the hold and 0 when it closes it', async () => {
+    // Prepare: the test run turns metrics off (vitest.config.ts); this test reads the ones the worker publishes.
+    const disabled = process.env.POWERTOOLS_METRICS_DISABLED;
+    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+    try {
+      // Act: the hold opens at 2 s; a probe at 40 s finds SAP back.
+      const { documents: opening, value: opened } = await metricsDuring(() => openErpHold());
+      sap.outage.setDown(false);
+      const { documents: closing } = await metricsDuring(() =>
+        deliverAt(opened.messages, opened.holds, secondsAfter(T0, 40)),
+      );
+      // Assess: one reading each, with the downstream as its dimension (the held alarm is set on it).
+      expect(heldReadings(opening)).toEqual([{ downstream: 'erp', value: 1 }]);
+      expect(heldReadings(closing)).toEqual([{ downstream: 'erp', value: 0 }]);
+    } finally {
+      process.env.POWERTOOLS_METRICS_DISABLED = disabled;
+    }
   });
 
   it('when the hold cannot be written, takes a failed probe as held and any other failure as the record’s own', async () => {
