@@ -159,7 +159,8 @@ const outputDuring = async (act: () => Promise<unknown>) => {
   });
   let outcome: unknown;
   try {
-    outcome = await act().catch((error: unknown) => error);
+    // A rejection is never taken for success, not even one without a reason.
+    outcome = await act().catch((error: unknown) => error ?? 'rejected without a reason');
   } finally {
     streams.forEach((stream, i) => {
       stream.write = writes[i];

@@ -354,6 +354,19 @@ describe('the worker under a downstream hold', () => {
     expect(await getStatusRecord(second)).toMatchObject({ status: 'delivered', tries: 1 });
   });
 
+  it('fails a batch whose messages all failed, some held and one no queued record, as a whole (the Errors alarm)', async () => {
+    // Prepare: the hold opened just now (real clock: within the probe period); a message intake never wrote.
+    const { messages } = await openErpHold(createDownstreamHolds(OUTAGE));
+    const worker = createDeliveryWorker({ holds: createDownstreamHolds(OUTAGE) });
+    const malformed = { ...messages[0], messageId: 'not-a-record', body: '{"id":' };
+    // Act
+    const answer = await worker({ Records: [...messages, malformed] }, lambdaContext()).catch(
+      (error: Error) => error.name,
+    );
+    // Assess: only a batch whose every message waits out the hold is answered without an invocation error.
+    expect(answer).toBe('FullBatchFailureError');
+  });
+
   it('is one hold for two worker instances: one opens it, the other then calls nothing, and only one probes', async () => {
     // Prepare: instance A opens the hold; B has its own view (cache) of the same store.
     const { messages } = await openErpHold(createDownstreamHolds(OUTAGE));
