@@ -281,13 +281,31 @@ describe('the worker under a downstream hold', () => {
     try {
       const calls = sapCalls();
       const triesBefore = await triesOf([...ids, ...more]);
+      const info = vi.spyOn(logger, 'info');
       // Act: the probe due 30 s after the opening, with eight messages.
       const probed = await deliverAt(batch, holds, secondsAfter(T0, 33));
+      const waiting = info.mock.calls.filter(
+        ([message]) => message === 'downstream held: messages wait unclaimed',
+      );
+      info.mockRestore();
       // Assess: one call (the CSRF fetch, refused while SAP is down), never four; nobody spent a try.
       expect(sapCalls() - calls).toBe(1);
       expect(probed).toEqual(Array.from({ length: 8 }, () => 'DeliveryHeld'));
       expect(await triesOf([...ids, ...more])).toEqual(triesBefore);
       expect((await holdStates()).erp).toMatchObject({ held: true });
+      // The six past the probe's call wait as held messages do: since the opening, until the next probe.
+      expect(waiting).toEqual([
+        [
+          'downstream held: messages wait unclaimed',
+          {
+            downstream: 'erp',
+            reason: 'outage',
+            heldSince: secondsAfter(T0, 2).toISOString(),
+            messages: 6,
+            delaySeconds: 30,
+          },
+        ],
+      ]);
     } finally {
       delete process.env.ERP_BATCH_SIZE;
       resetDownstreamClients();
