@@ -524,11 +524,19 @@ describe('outcomes', () => {
     await aws.drain(salesDeadLetterQueue);
     const requestsBefore = sap.requests.length;
     // Act
-    const { outcome } = await deliverAt(sqsRecord, new Date(acceptedAt.getTime() + 2000));
+    const { outcome, logs } = await deliverAt(sqsRecord, new Date(acceptedAt.getTime() + 2000));
     // Assess
     expect(outcome).toBeUndefined();
     expect(sap.requests.length).toBe(requestsBefore);
     expect((await aws.drain(salesDeadLetterQueue)).map((m) => m.id)).toEqual([id]);
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        level: 'INFO',
+        message: 'record failed: message to the dead-letter queue',
+        recordId: id,
+        downstream: 'erp',
+      }),
+    );
   });
 
   it('logs, and records nothing, when its lease ran out and another worker claimed the record meanwhile', async () => {
