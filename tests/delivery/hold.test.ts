@@ -372,6 +372,28 @@ describe('the worker under a downstream hold', () => {
     expect(await getStatusRecord(second)).toMatchObject({ status: 'delivered', tries: 1 });
   });
 
+  it('probes the CRM with one Collections call of its whole batch, however small ERP_BATCH_SIZE is', async () => {
+    // Prepare: the allowance at the share holds the CRM; three cases wait; SAP's calls would be of two.
+    const holds = createDownstreamHolds(OUTAGE);
+    salesforce.apiUsage.set({ used: 92_000, allowed: 115_000 });
+    const [first, ...waiting] = await acceptCases(4);
+    const { byId } = await receive(aws.sqs, caseQueue, 4);
+    await deliverAt([byId(first)], holds, T0);
+    process.env.ERP_BATCH_SIZE = '2';
+    resetDownstreamClients();
+    try {
+      salesforce.apiUsage.set({ used: 1_000 });
+      // Act: the probe due 30 s after the opening, with the three.
+      const probed = await deliverAt(waiting.map(byId), holds, secondsAfter(T0, 31));
+      // Assess: all three in the probe's one call, none left waiting for the next.
+      expect(probed).toEqual(['done', 'done', 'done']);
+      expect((await holdStates()).crm).toEqual({ held: false });
+    } finally {
+      delete process.env.ERP_BATCH_SIZE;
+      resetDownstreamClients();
+    }
+  });
+
   it('fails a batch whose messages all failed, some held and one no queued record, as a whole (the Errors alarm)', async () => {
     // Prepare: the hold opened just now (real clock: within the probe period); a message intake never wrote.
     const { messages } = await openErpHold(createDownstreamHolds(OUTAGE));
