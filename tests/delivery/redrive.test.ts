@@ -94,7 +94,12 @@ describe('redrive', () => {
     const failedSale = failedRecord('salesRegistration');
     const failedCase = failedRecord('caseRecord');
     const deliveredSale = failedRecord('salesRegistration', 'delivered');
-    await seedStatusRecords([failedSale, failedCase, deliveredSale]);
+    // A failed sale whose personal data retention removed: there is nothing left to deliver.
+    const purgedSale = {
+      ...failedRecord('salesRegistration'),
+      personalDataRemovedAt: '2026-11-23T08:00:00.000Z',
+    };
+    await seedStatusRecords([failedSale, failedCase, deliveredSale, purgedSale]);
     // Act
     const result = await redriveOnAws(awsSqs, 'salesRegistration', {
       queueArn: 'arn:aws:sqs:eu-west-1:000000000000:sales',
@@ -102,7 +107,7 @@ describe('redrive', () => {
     });
     sqsApi.close();
     // Assess
-    expect(result).toEqual({ reopened: 1, taskHandle: 'task-1' });
+    expect(result).toEqual({ reopened: 1, taskHandle: 'task-1', personalDataRemoved: 1 });
     expect(calls).toEqual([
       {
         target: 'AmazonSQS.StartMessageMoveTask',
@@ -121,6 +126,7 @@ describe('redrive', () => {
     });
     expect((await getStatusRecord(failedCase.id))?.status).toBe('failed');
     expect((await getStatusRecord(deliveredSale.id))?.status).toBe('delivered');
+    expect((await getStatusRecord(purgedSale.id))?.status).toBe('failed');
   });
 
   it('after a restart (local dead letters gone) reopens and queues the failed records, each once', async () => {
