@@ -12,12 +12,14 @@ import { handler as salesHandler } from '../../functions/salesRegistration.ts';
 import { dynamoClient } from '../../lib/aws/clients.ts';
 import { UpdateItemCommand } from '../../lib/aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../../lib/config.ts';
+import { deliverMessages } from '../../lib/delivery/deliverBatch.ts';
 import { deliverRecord, parseQueuedRecord } from '../../lib/delivery/deliverRecord.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import type { DeliverySettings } from '../../lib/delivery/settings.ts';
 import { deliveryWorker } from '../../lib/delivery/worker.ts';
 import { logger } from '../../lib/observability/logger.ts';
 import { OutcomeTally } from '../../lib/observability/metrics.ts';
+import { createDownstreamHolds } from '../../lib/outage/hold.ts';
 import { messageBody } from '../../lib/queue/sendRecords.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
@@ -28,6 +30,7 @@ import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
 import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { startHookedProxy } from '../support/hookedProxy.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
+import { forgetHolds } from './support.ts';
 
 vi.hoisted(() => {
   // The test run turns metrics off (vitest.config.ts); these tests read the ones the worker publishes.
@@ -162,7 +165,8 @@ const outputDuring = async (act: () => Promise<unknown>) => {
   });
   let outcome: unknown;
   try {
-    outcome = await act().catch((error: unknown) => error);
+    // A rejection is never taken for success, not even one without a reason.
+    outcome = await act().catch((error: unknown) => error ?? 'rejected without a reason');
   } finally {
     streams.forEach((stream, i) => {
       stream.write = writes[i];
@@ -523,11 +527,19 @@ describe('outcomes', () => {
     await aws.drain(salesDeadLetterQueue);
     const requestsBefore = sap.requests.length;
     // Act
-    const { outcome } = await deliverAt(sqsRecord, new Date(acceptedAt.getTime() + 2000));
+    const { outcome, logs } = await deliverAt(sqsRecord, new Date(acceptedAt.getTime() + 2000));
     // Assess
     expect(outcome).toBeUndefined();
     expect(sap.requests.length).toBe(requestsBefore);
     expect((await aws.drain(salesDeadLetterQueue)).map((m) => m.id)).toEqual([id]);
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        level: 'INFO',
+        message: 'record failed: message to the dead-letter queue',
+        recordId: id,
+        downstream: 'erp',
+      }),
+    );
   });
 
   it('logs, and records nothing, when its lease ran out and another worker claimed the record meanwhile', async () => {
@@ -670,5 +682,52 @@ describe('the worker over a batch', () => {
     );
     expect(outcome).toMatchObject({ name: 'FullBatchFailureError' });
     expect(metrics).toEqual([expect.objectContaining({ downstream: 'erp', retried: 1 })]);
+  });
+});
+
+describe('a held downstream', () => {
+  it('hides each message until the next probe, unclaimed, and logs one line naming how many wait', async () => {
+    // Prepare: SAP's hold opened at `opened` by failures of two records (its own worker instance, threshold 2).
+    const { id, sqsRecord } = await acceptedSale();
+    const outage = { afterFailures: 2, probeSeconds: 30, apiUsageShare: 0.8, cacheSeconds: 0 };
+    const holds = createDownstreamHolds(outage);
+    const opened = new Date();
+    const failures = ['a', 'b'].map((recordId) => ({ recordId, kind: 'transient' as const }));
+    await holds.noteOutcomes('erp', failures, opened);
+    sqsProxy.reset();
+    try {
+      // Act: 10 s into the hold, before its first probe.
+      const { outcome, logs } = await outputDuring(() =>
+        deliverMessages([sqsRecord], {
+          settings,
+          log: logger,
+          tally: new OutcomeTally(),
+          now: () => new Date(opened.getTime() + 10_000),
+          holds,
+          outage,
+        }),
+      );
+      // Assess: hidden 30 s (the probe period), no try spent, nothing sent.
+      expect(outcome).toEqual([{ ok: false, error: expect.objectContaining({ name: 'DeliveryHeld' }) }]);
+      expect(visibilityChanges()).toEqual([
+        { queueUrl: salesQueue, receiptHandle: sqsRecord.receiptHandle, seconds: 30 },
+      ]);
+      const status = await getStatusRecord(id);
+      expect(status).toMatchObject({ status: 'accepted' });
+      expect(status).not.toHaveProperty('tries');
+      expect(status).not.toHaveProperty('leaseUntil');
+      expect(postsFor(id)).toBe(0);
+      expect(logs.filter((line) => line.message === 'downstream held: messages wait unclaimed')).toEqual([
+        expect.objectContaining({
+          downstream: 'erp',
+          reason: 'outage',
+          heldSince: opened.toISOString(),
+          messages: 1,
+          delaySeconds: 30,
+        }),
+      ]);
+    } finally {
+      await forgetHolds(aws.dynamoEndpoint);
+    }
   });
 });

@@ -78,6 +78,40 @@ const openErpHold = async (holds = createDownstreamHolds(OUTAGE)) => {
   return { ids, byId, holds, opening, messages: ids.map(byId) };
 };
 
+/** The EMF documents (CloudWatch embedded metric format) written to stdout while `act` runs, and its value. */
+const metricsDuring = async <T>(act: () => Promise<T>) => {
+  const lines: string[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
+    lines.push(String(chunk));
+    return (write as (...args: unknown[]) => boolean).call(process.stdout, chunk, ...rest);
+  }) as typeof process.stdout.write;
+  try {
+    const value = await act();
+    const documents = lines
+      .flatMap((text) => text.split('\n'))
+      .filter((line) => line.includes('"_aws"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    return { documents, value };
+  } finally {
+    process.stdout.write = write;
+  }
+};
+
+/** The `downstreamHeld` readings among EMF documents: its `downstream` dimension and value. */
+const heldReadings = (documents: Record<string, unknown>[]) =>
+  documents
+    .filter((document) => {
+      const { CloudWatchMetrics } = document._aws as {
+        CloudWatchMetrics: { Dimensions: string[][]; Metrics: { Name: string }[] }[];
+      };
+      return CloudWatchMetrics.some(
+        ({ Dimensions, Metrics }) =>
+          Metrics.some(({ Name }) => Name === 'downstreamHeld') && Dimensions.flat().includes('downstream'),
+      );
+    })
+    .map((document) => ({ downstream: document.downstream, value: document.downstreamHeld }));
+
 describe('the worker under a downstream hold', () => {
   it('opens the hold after the threshold across two records, then hides messages unclaimed without any call', async () => {
     // Prepare
@@ -193,6 +227,25 @@ describe('the worker under a downstream hold', () => {
     ]);
   });
 
+  it('reports downstreamHeld 1 for the downstream when it opens the hold and 0 when it closes it', async () => {
+    // Prepare: the test run turns metrics off (vitest.config.ts); this test reads the ones the worker publishes.
+    const disabled = process.env.POWERTOOLS_METRICS_DISABLED;
+    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+    try {
+      // Act: the hold opens at 2 s; a probe at 40 s finds SAP back.
+      const { documents: opening, value: opened } = await metricsDuring(() => openErpHold());
+      sap.outage.setDown(false);
+      const { documents: closing } = await metricsDuring(() =>
+        deliverAt(opened.messages, opened.holds, secondsAfter(T0, 40)),
+      );
+      // Assess: one reading each, with the downstream as its dimension (the held alarm is set on it).
+      expect(heldReadings(opening)).toEqual([{ downstream: 'erp', value: 1 }]);
+      expect(heldReadings(closing)).toEqual([{ downstream: 'erp', value: 0 }]);
+    } finally {
+      process.env.POWERTOOLS_METRICS_DISABLED = disabled;
+    }
+  });
+
   it('when the hold cannot be written, takes a failed probe as held and any other failure as the record’s own', async () => {
     // Prepare: the hold opened; then its store refuses the outcomes' write (the real holds otherwise).
     const { ids, holds, messages } = await openErpHold();
@@ -235,13 +288,31 @@ describe('the worker under a downstream hold', () => {
     try {
       const calls = sapCalls();
       const triesBefore = await triesOf([...ids, ...more]);
+      const info = vi.spyOn(logger, 'info');
       // Act: the probe due 30 s after the opening, with eight messages.
       const probed = await deliverAt(batch, holds, secondsAfter(T0, 33));
+      const waiting = info.mock.calls.filter(
+        ([message]) => message === 'downstream held: messages wait unclaimed',
+      );
+      info.mockRestore();
       // Assess: one call (the CSRF fetch, refused while SAP is down), never four; nobody spent a try.
       expect(sapCalls() - calls).toBe(1);
       expect(probed).toEqual(Array.from({ length: 8 }, () => 'DeliveryHeld'));
       expect(await triesOf([...ids, ...more])).toEqual(triesBefore);
       expect((await holdStates()).erp).toMatchObject({ held: true });
+      // The six past the probe's call wait as held messages do: since the opening, until the next probe.
+      expect(waiting).toEqual([
+        [
+          'downstream held: messages wait unclaimed',
+          {
+            downstream: 'erp',
+            reason: 'outage',
+            heldSince: secondsAfter(T0, 2).toISOString(),
+            messages: 6,
+            delaySeconds: 30,
+          },
+        ],
+      ]);
     } finally {
       delete process.env.ERP_BATCH_SIZE;
       resetDownstreamClients();
@@ -306,6 +377,41 @@ describe('the worker under a downstream hold', () => {
     expect(probed).toEqual(['done']);
     expect((await holdStates()).crm).toEqual({ held: false });
     expect(await getStatusRecord(second)).toMatchObject({ status: 'delivered', tries: 1 });
+  });
+
+  it('probes the CRM with one Collections call of its whole batch, however small ERP_BATCH_SIZE is', async () => {
+    // Prepare: the allowance at the share holds the CRM; three cases wait; SAP's calls would be of two.
+    const holds = createDownstreamHolds(OUTAGE);
+    salesforce.apiUsage.set({ used: 92_000, allowed: 115_000 });
+    const [first, ...waiting] = await acceptCases(4);
+    const { byId } = await receive(aws.sqs, caseQueue, 4);
+    await deliverAt([byId(first)], holds, T0);
+    process.env.ERP_BATCH_SIZE = '2';
+    resetDownstreamClients();
+    try {
+      salesforce.apiUsage.set({ used: 1_000 });
+      // Act: the probe due 30 s after the opening, with the three.
+      const probed = await deliverAt(waiting.map(byId), holds, secondsAfter(T0, 31));
+      // Assess: all three in the probe's one call, none left waiting for the next.
+      expect(probed).toEqual(['done', 'done', 'done']);
+      expect((await holdStates()).crm).toEqual({ held: false });
+    } finally {
+      delete process.env.ERP_BATCH_SIZE;
+      resetDownstreamClients();
+    }
+  });
+
+  it('fails a batch whose messages all failed, some held and one no queued record, as a whole (the Errors alarm)', async () => {
+    // Prepare: the hold opened just now (real clock: within the probe period); a message intake never wrote.
+    const { messages } = await openErpHold(createDownstreamHolds(OUTAGE));
+    const worker = createDeliveryWorker({ holds: createDownstreamHolds(OUTAGE) });
+    const malformed = { ...messages[0], messageId: 'not-a-record', body: '{"id":' };
+    // Act
+    const answer = await worker({ Records: [...messages, malformed] }, lambdaContext()).catch(
+      (error: Error) => error.name,
+    );
+    // Assess: only a batch whose every message waits out the hold is answered without an invocation error.
+    expect(answer).toBe('FullBatchFailureError');
   });
 
   it('is one hold for two worker instances: one opens it, the other then calls nothing, and only one probes', async () => {

@@ -8,16 +8,24 @@ import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import type { StatusRecord } from '../../lib/store/types.ts';
 import { localClientConfig } from '../../scripts/local/aws.ts';
 import { caseInput } from '../factories/records.ts';
+import { startEventBridgeRecorder } from '../support/eventBridgeRecorder.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
 import { readBody } from '../support/readBody.ts';
 import { seedStatusRecords } from '../support/seedStatus.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let sqs: SQSClient;
+/** The event bus, a real HTTP server taking PutEvents: a reopened record's event is published at once. */
+let bus: Awaited<ReturnType<typeof startEventBridgeRecorder>>;
 beforeAll(async () => {
-  aws = await isolatedAws();
+  [aws, bus] = await Promise.all([isolatedAws(), startEventBridgeRecorder()]);
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL_EVENTBRIDGE: bus.endpoint,
+    EVENT_BUS_NAME: 'dealer-gateway-redrive',
+  });
   sqs = new SQSClient({ ...localClientConfig(aws.sqsEndpoint), useQueueUrlAsEndpoint: false });
 });
+afterAll(() => bus.stop());
 
 const failedRecord = (
   kind: StatusRecord['kind'],
@@ -54,6 +62,7 @@ describe('redrive', () => {
         }),
       );
     }
+    bus.reset();
     // Act
     const moved = await redriveByHand({
       sqs,
@@ -63,6 +72,13 @@ describe('redrive', () => {
     });
     // Assess
     expect(moved).toEqual({ moved: 2, requeued: 0 });
+    // Each reopening is published right away, not left to the reconciler's next run.
+    expect(
+      bus
+        .details()
+        .map((detail) => [detail.recordId, detail.state])
+        .sort(),
+    ).toEqual(records.map((r) => [r.id, 'accepted']).sort());
     expect(await aws.drain(deadLetters)).toEqual([]);
     expect((await aws.drain(aws.resources.queues.CaseQueue.url)).map((m) => m.id).sort()).toEqual(
       records.map((r) => r.id).sort(),
@@ -94,7 +110,12 @@ describe('redrive', () => {
     const failedSale = failedRecord('salesRegistration');
     const failedCase = failedRecord('caseRecord');
     const deliveredSale = failedRecord('salesRegistration', 'delivered');
-    await seedStatusRecords([failedSale, failedCase, deliveredSale]);
+    // A failed sale whose personal data retention removed: there is nothing left to deliver.
+    const purgedSale = {
+      ...failedRecord('salesRegistration'),
+      personalDataRemovedAt: '2026-11-23T08:00:00.000Z',
+    };
+    await seedStatusRecords([failedSale, failedCase, deliveredSale, purgedSale]);
     // Act
     const result = await redriveOnAws(awsSqs, 'salesRegistration', {
       queueArn: 'arn:aws:sqs:eu-west-1:000000000000:sales',
@@ -102,7 +123,7 @@ describe('redrive', () => {
     });
     sqsApi.close();
     // Assess
-    expect(result).toEqual({ reopened: 1, taskHandle: 'task-1' });
+    expect(result).toEqual({ reopened: 1, taskHandle: 'task-1', personalDataRemoved: 1 });
     expect(calls).toEqual([
       {
         target: 'AmazonSQS.StartMessageMoveTask',
@@ -121,6 +142,7 @@ describe('redrive', () => {
     });
     expect((await getStatusRecord(failedCase.id))?.status).toBe('failed');
     expect((await getStatusRecord(deliveredSale.id))?.status).toBe('delivered');
+    expect((await getStatusRecord(purgedSale.id))?.status).toBe('failed');
   });
 
   it('after a restart (local dead letters gone) reopens and queues the failed records, each once', async () => {

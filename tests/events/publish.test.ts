@@ -57,9 +57,22 @@ beforeEach(async () => {
 const NOW = new Date('2026-11-22T08:10:00.000Z');
 const later = (seconds: number) => new Date(NOW.getTime() + seconds * 1000);
 
-/** A case claimed and settled at NOW (its event in the outbox, not published). */
-const settledCase = async (outcome: { status: 'delivered' | 'rejected' | 'failed'; error?: string }) => {
-  const record = acceptedCase({ attempts: 0 });
+/** A case (or, given `kind`, a sale) claimed and settled at NOW (its event in the outbox, not published). */
+const settledCase = async (
+  outcome: { status: 'delivered' | 'rejected' | 'failed'; error?: string },
+  kind: StatusRecord['kind'] = 'caseRecord',
+) => {
+  const record = acceptedCase({
+    attempts: 0,
+    ...(kind === 'salesRegistration'
+      ? {
+          kind,
+          statusKey: 'salesRegistration#accepted',
+          openKind: kind,
+          record: salesRegistrationInput({ FrameNum: uniqueFrame() }) as unknown as StatusRecord['record'],
+        }
+      : {}),
+  });
   await seedStatusRecords([record]);
   const claim = await claimRecord(record.id, {
     now: NOW,
@@ -295,6 +308,24 @@ describe('publishDueEvents (the reconciler)', () => {
     expect(first).toEqual({ published: 2, unpublished: 0 });
     expect(second).toEqual({ published: 1, unpublished: 0 });
     expect(new Set(bus.details().map((d) => d.recordId))).toEqual(new Set(records.map((r) => r.id)));
+  });
+
+  it('counts the limit across both kinds: the cases get what the sales left of it', async () => {
+    // Prepare: two sales and two cases left unpublished.
+    const sales = [
+      await settledCase({ status: 'delivered' }, 'salesRegistration'),
+      await settledCase({ status: 'delivered' }, 'salesRegistration'),
+    ];
+    const cases = [await settledCase({ status: 'delivered' }), await settledCase({ status: 'delivered' })];
+    // Act: sales first, then cases, three records in all.
+    const first = await publishDueEvents({ now: later(61), limit: 3 });
+    const published = bus.details().map((d) => d.recordId);
+    const second = await publishDueEvents({ now: later(61), limit: 3 });
+    // Assess
+    expect(first).toEqual({ published: 3, unpublished: 0 });
+    expect(published).toEqual(expect.arrayContaining(sales.map((r) => r.id)));
+    expect(published.filter((id) => cases.some((r) => r.id === id))).toHaveLength(1);
+    expect(second).toEqual({ published: 1, unpublished: 0 });
   });
 
   it('stops at the first failure while the bus is down, and publishes everything once it is back', async () => {

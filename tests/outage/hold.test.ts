@@ -272,6 +272,60 @@ describe('the Salesforce API allowance', () => {
     expect(outageProbe).toBeUndefined();
     expect(state).toMatchObject({ held: true, reason: 'api-usage', heldSince: iso(44) });
   });
+  it('while held for the allowance, a failed call showing usage below the share keeps it; an answer closes it', async () => {
+    // Prepare
+    const holds = worker();
+    await holds.noteApiUsage(95, 100, at(0));
+    // Act: a probe that fails (503) though Salesforce's header shows usage low, then one that is answered.
+    const failedProbe = await holds.noteOutcome('crm', usage(10, 'transient', true), at(30));
+    const stateAfterFailure = await holds.holdState('crm', { fresh: true, now: at(30) });
+    const answeredProbe = await holds.noteOutcome('crm', usage(10, 'delivered', true), at(60));
+    // Assess
+    expect(failedProbe).toBeUndefined();
+    expect(stateAfterFailure).toMatchObject({ held: true, reason: 'api-usage' });
+    expect(answeredProbe).toMatchObject({ change: 'closed', reason: 'api-usage' });
+  });
+
+  it('while held for the allowance, further readings at the share write nothing', async () => {
+    // Prepare
+    const holds = worker();
+    await holds.noteApiUsage(95, 100, at(0));
+    dynamo.reset();
+    // Act: within the cache period, an answered probe and a reading alone, both still at the share.
+    const probe = await holds.noteOutcome('crm', usage(90, 'delivered', true), at(1));
+    const reading = await holds.noteApiUsage(97, 100, at(2));
+    // Assess
+    expect([probe, reading]).toEqual([undefined, undefined]);
+    expect(dynamo.calls).toEqual([]);
+  });
+
+  it('a reading alone is not a failure: it neither adds to a streak nor, below the share, ends it', async () => {
+    // Prepare: four failures of two records, one short of the threshold.
+    const holds = worker();
+    await noteInTurn(holds, failures('a', 'b', 'a', 'b'), 0, 'crm');
+    // Act
+    const reading = await holds.noteApiUsage(10, 100, at(4));
+    const fifth = await holds.noteOutcome('crm', { recordId: 'c', kind: 'transient' }, at(5));
+    // Assess
+    expect(reading).toBeUndefined();
+    expect(fifth).toMatchObject({ change: 'opened', reason: 'outage' });
+  });
+
+  it('an allowance of 0 says nothing: it neither holds the CRM nor frees a CRM held for the allowance', async () => {
+    // Prepare
+    const holds = worker();
+    // Act
+    const spentOfNone = await holds.noteApiUsage(5, 0, at(0));
+    const stateAfterSpent = await holds.holdState('crm', { fresh: true, now: at(0) });
+    await holds.noteApiUsage(95, 100, at(1));
+    const noneOfNone = await holds.noteApiUsage(0, 0, at(31));
+    const stateAfterNone = await holds.holdState('crm', { fresh: true, now: at(31) });
+    // Assess
+    expect(spentOfNone).toBeUndefined();
+    expect(stateAfterSpent).toEqual({ held: false });
+    expect(noneOfNone).toBeUndefined();
+    expect(stateAfterNone).toMatchObject({ held: true, reason: 'api-usage' });
+  });
 });
 
 describe('what the hold costs a delivery', () => {
