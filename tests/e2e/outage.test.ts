@@ -133,7 +133,11 @@ describe('a SAP outage far longer than all attempts take, through npm start', ()
     expect(seenWhileDown.some((status) => status.heldSince !== undefined)).toBe(true);
     const everFailed = ids.filter((id) => paths.get(id)?.statuses.includes('failed'));
     expect(everFailed).toEqual([]);
-    expect(deadLetters).toEqual({ SalesRegistrationDeadLetterQueue: 0, CaseDeadLetterQueue: 0 });
+    expect(deadLetters).toEqual({
+      SalesRegistrationDeadLetterQueue: 0,
+      CaseDeadLetterQueue: 0,
+      WebhookDeadLetterQueue: 0,
+    });
     // Only probes while down: one per probe period, plus the failures that opened the hold (OUTAGE_AFTER_FAILURES)
     // and one call per worker already in flight when it opened (2 of slack). Every request counts (a CSRF
     // token fetch is a delivery attempt's first call), and some of them were real delivery calls.

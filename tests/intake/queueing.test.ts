@@ -61,8 +61,10 @@ describe('queueing accepted records', () => {
     const second = messages.find((m) => m.id === ids[1]) as QueuedRecord;
     expect(second.kind).toBe('salesRegistration');
     expect(second.requestId).toBe(event.requestContext.requestId);
-    // A message names its record and carries none of its content: the worker reads that from the store.
-    expect(Object.keys(second).sort()).toEqual(['id', 'kind', 'requestId']);
+    // A message names its record and its client (the tenant of fair queueing), and carries none of its content:
+    // the worker reads that from the store.
+    expect(Object.keys(second).sort()).toEqual(['id', 'kind', 'owner', 'requestId']);
+    expect(second.owner).toBe('example-dealer');
     const statuses = await getStatusRecords(ids);
     expect(statuses.get(ids[1])?.record).toMatchObject({
       CommPriv: 'P',
