@@ -6,7 +6,7 @@ import { readHolds } from '../outage/holdStore.ts';
 import type { Downstream, HoldRecord } from '../outage/types.ts';
 import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
-import { openRecordIds, postponeDue } from '../store/openRecords.ts';
+import { openRecordIds, postponeDue, undoPostpone } from '../store/openRecords.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
 import type { StatusRecord } from '../store/types.ts';
 import type { RecordKind } from '../types.ts';
@@ -166,10 +166,10 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
         const nextDue = heldThrough && windowEnd && spaced < windowEnd ? windowEnd : spaced;
         const at = { at: now, restartSpacing: heldThrough };
         return (await postponeDue(status.id, status.dueAt ?? '', nextDue, leaseCheckAt, at))
-          ? status
+          ? { status, nextDue }
           : undefined;
       };
-      const due: StatusRecord[] = [];
+      const due: { status: StatusRecord; nextDue: string }[] = [];
       if (pass.mode === 'held') {
         // One probe record: the first that is ours to move.
         for (const candidate of candidates) {
@@ -184,8 +184,24 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
       }
       taken += ids.length;
       if (due.length === 0) continue;
-      const failed = new Set(await sendRecords(queueUrlFor(kind), due.map(queuedRecordOf)));
-      for (const status of due) {
+      const failed = new Set(
+        await sendRecords(
+          queueUrlFor(kind),
+          due.map(({ status }) => queuedRecordOf(status)),
+        ),
+      );
+      // A record moved on but not queued is due again as it was: otherwise it would wait out its spacing (an
+      // hour after a hold closed) with no message anywhere. If the undo fails too, it waits that spacing.
+      await Promise.all(
+        due
+          .filter(({ status }) => failed.has(status.id))
+          .map(({ status, nextDue }) =>
+            undoPostpone(status.id, nextDue, { ...status, dueAt: status.dueAt ?? nextDue }).catch(
+              () => false,
+            ),
+          ),
+      );
+      for (const { status } of due) {
         if (failed.has(status.id)) continue;
         queued++;
         result.requeued[kind]++;

@@ -74,3 +74,51 @@ export const postponeDue = async (
     ),
   );
 };
+
+/** What postponeDue changed, as it was before: undoPostpone puts it back. */
+export interface DueBefore {
+  dueAt: string;
+  requeues?: number;
+  requeuedAt?: string;
+}
+
+/**
+ * Undoes a postponeDue whose message could not be queued: the record is due again as it was (its `dueAt`, its
+ * count of re-queues and their date), so the next run queues it, instead of it waiting out a spacing (up to an
+ * hour after a hold closed) with no message anywhere. Only if nobody moved it since (`dueAt` still `movedTo`).
+ *
+ * @returns false when the record has moved on meanwhile (a worker's try, another reconciler): nothing to undo.
+ * @example
+ * if ((await sendRecords(url, [message])).length > 0) await undoPostpone(id, nextDue, status);
+ */
+export const undoPostpone = async (id: string, movedTo: string, before: DueBefore): Promise<boolean> => {
+  const set = ['dueAt = :before'];
+  const remove: string[] = [];
+  const values: Record<string, { S: string } | { N: string }> = {
+    ':before': { S: before.dueAt },
+    ':moved': { S: movedTo },
+    ':accepted': { S: 'accepted' },
+  };
+  if (before.requeues === undefined) remove.push('requeues');
+  else {
+    set.push('requeues = :requeues');
+    values[':requeues'] = { N: String(before.requeues) };
+  }
+  if (before.requeuedAt === undefined) remove.push('requeuedAt');
+  else {
+    set.push('requeuedAt = :requeuedAt');
+    values[':requeuedAt'] = { S: before.requeuedAt };
+  }
+  return conditionally(
+    dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: recordsTable(),
+        Key: { pk: { S: id } },
+        UpdateExpression: `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+        ConditionExpression: '#status = :accepted AND dueAt = :moved',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: values,
+      }),
+    ),
+  );
+};

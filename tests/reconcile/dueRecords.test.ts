@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDownstreamHolds } from '../../lib/outage/hold.ts';
 import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
@@ -260,17 +261,17 @@ describe('a record that a worker changes between the index read and the record r
 });
 
 describe('SQS refusing the sends', () => {
-  it('counts the records it could not queue as unqueued, and queues them on the next run once due again', async () => {
+  it('counts the records it could not queue as unqueued, leaves them due as they were, and queues them on the next run', async () => {
     // Prepare
-    const records = [stored(), stored()];
+    const records = [stored(), stored({ requeues: 2, requeuedAt: '2026-11-22T07:45:00.000Z' })];
     await seedStatusRecords(records);
     sqsProxy.failAfter(0);
     // Act
     const refused = await reconcileOpenRecords({ now: at('2026-11-22T08:06:00Z'), kinds: ['caseRecord'] });
     const queuedWhileDown = await queuedIds();
+    const afterRefusal = await Promise.all(records.map((r) => getStatusRecord(r.id)));
     sqsProxy.heal();
-    const tooSoon = await reconcileOpenRecords({ now: at('2026-11-22T08:10:59Z'), kinds: ['caseRecord'] });
-    const next = await reconcileOpenRecords({ now: at('2026-11-22T08:11:00Z'), kinds: ['caseRecord'] });
+    const next = await reconcileOpenRecords({ now: at('2026-11-22T08:07:00Z'), kinds: ['caseRecord'] });
     // Assess
     expect(refused).toMatchObject({
       requeued: { salesRegistration: 0, caseRecord: 0 },
@@ -279,13 +280,56 @@ describe('SQS refusing the sends', () => {
       deferred: [],
     });
     expect(queuedWhileDown).toEqual([]);
-    expect(tooSoon.requeued.caseRecord).toBe(0);
+    // Not put off by a spacing with no message anywhere: due, its re-queues and their date as before.
+    expect(afterRefusal[0]).toMatchObject({ dueAt: '2026-11-22T08:05:00.000Z' });
+    expect(afterRefusal[0]?.requeues).toBeUndefined();
+    expect(afterRefusal[0]?.requeuedAt).toBeUndefined();
+    expect(afterRefusal[1]).toMatchObject({
+      dueAt: '2026-11-22T08:05:00.000Z',
+      requeues: 2,
+      requeuedAt: '2026-11-22T07:45:00.000Z',
+    });
     expect(next).toMatchObject({
       requeued: { salesRegistration: 0, caseRecord: 2 },
       unqueued: 0,
-      oldestWaitSeconds: 660,
+      oldestWaitSeconds: 420,
       deferred: [],
     });
     expect(await queuedIds()).toEqual(records.map((r) => r.id).sort());
+  });
+
+  it('queues on the next run a record held through an outage whose re-queue after the close SQS refused', async () => {
+    // Prepare: a case due since 08:05; the CRM held from 08:10:04 to 08:40. A re-queue after the close puts the
+    // record past the while read after it (about an hour): refused, it must not wait that hour with no message.
+    const record = stored();
+    await seedStatusRecords([record]);
+    const holds = createDownstreamHolds({
+      afterFailures: 5,
+      probeSeconds: 30,
+      apiUsageShare: 0.8,
+      cacheSeconds: 0,
+    });
+    for (const [index, recordId] of ['a', 'b', 'a', 'b', 'a'].entries())
+      await holds.noteOutcome(
+        'crm',
+        { recordId, kind: 'transient' },
+        new Date(Date.parse('2026-11-22T08:10:00Z') + index * 1000),
+      );
+    expect(await holds.mayDeliver('crm', at('2026-11-22T08:40:00Z'))).toEqual({ deliver: true, probe: true });
+    await holds.noteOutcome(
+      'crm',
+      { recordId: 'p', kind: 'delivered', probe: true },
+      at('2026-11-22T08:40:00Z'),
+    );
+    sqsProxy.failAfter(0);
+    // Act
+    const refused = await reconcileOpenRecords({ now: at('2026-11-22T08:41:00Z'), kinds: ['caseRecord'] });
+    sqsProxy.heal();
+    const next = await reconcileOpenRecords({ now: at('2026-11-22T08:42:00Z'), kinds: ['caseRecord'] });
+    // Assess
+    expect(refused.holds.crm).toMatchObject({ held: false, closedAt: '2026-11-22T08:40:00.000Z' });
+    expect(refused).toMatchObject({ requeued: { caseRecord: 0 }, unqueued: 1 });
+    expect(next).toMatchObject({ requeued: { caseRecord: 1 }, unqueued: 0 });
+    expect(await queuedIds()).toEqual([record.id]);
   });
 });
