@@ -1,9 +1,9 @@
 /**
  * The delivery side of `npm start`: built-in SAP and Salesforce sandboxes unless ERP_BASE_URL / CRM_BASE_URL
  * are set, the records still `accepted` queued again, and a poller per queue that invokes the worker handler
- * as the Lambda event source would (batch size, batching window and visibility as serverless.yml deploys them),
- * each batch shared out between clients as SQS fair queues do, and at most one batch per probe period for a held
- * downstream.
+ * as the Lambda event source would (batch size, batching window, concurrency and visibility as serverless.yml
+ * deploys them), each batch shared out between clients as SQS fair queues do, and at most one batch per probe
+ * period for a held downstream, alone in flight.
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -142,7 +142,7 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
     ] as const
   ).map(([queueId, downstream]) => {
     const queue = stack.queues[queueId];
-    // Batch size and window as serverless.yml gives the event source on AWS.
+    // Batch size, window and concurrency as serverless.yml gives the event source on AWS.
     const source = stack.eventSources[queueId];
     if (!source) throw new Error(`serverless.yml: no sqs event source reads ${queueId}`);
     return startPoller({
@@ -151,6 +151,7 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
       handler,
       batchSize: source.batchSize,
       batchingWindowSeconds: source.batchingWindowSeconds,
+      maximumConcurrency: source.maximumConcurrency,
       gate: holdGate({ downstream, probeSeconds: hold.probeSeconds, states }),
       onError: (error) =>
         log(`poller ${queue.name}: ${error instanceof Error ? error.message : String(error)}`),

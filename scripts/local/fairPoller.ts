@@ -4,13 +4,18 @@
  * and keeps no group id on a standard queue. So the local poller looks ahead instead: it receives up to `lookahead`
  * messages (everything queued, for any backlog this machine holds), keeps them by client (scripts/local/fairBuffer.ts)
  * and fills each batch round-robin across the clients waiting; a quiet client's record goes in the next batch
- * whatever another client has queued ahead of it.
+ * whatever another client has queued ahead of it. Up to `maximumConcurrency` batches are in flight at once, as
+ * Lambda's event source runs them (scripts/local/batchSlots.ts), so a quiet client's record need not wait for a
+ * flood's batch to end before its own batch starts.
  *
  * Nothing is lost or doubled by looking ahead: a held message stays invisible (its visibility is extended before
  * half of it has passed), a message received again is held once (by message id, with its newest receipt handle),
- * and a stop hands every held message back to the queue (visibility 0). The worker's lease still guards delivery.
+ * a message received again while its batch is in flight is not held (it is never in two batches at once), and a
+ * stop waits for the batches in flight, then hands every held message back to the queue (visibility 0). The
+ * worker's lease still guards delivery.
  */
 import { ChangeMessageVisibilityBatchCommand, type Message } from '@aws-sdk/client-sqs';
+import { batchSlots } from './batchSlots.ts';
 import { FairBuffer } from './fairBuffer.ts';
 import {
   GATE_STEP_MS,
@@ -41,13 +46,14 @@ const UPKEEP_EVERY_MS = 1000;
 /**
  * Polls a queue fairly until stopped. Lanes receive ahead into the buffer (long polls while idle; several receives
  * at once while there is a backlog), up to `lookahead` messages; one loop hands the worker a batch as Lambda's
- * event source would (when `batchSize` are held, or the batching window has passed since the oldest held one
- * arrived), filled round-robin across clients, after asking the `gate` (a held downstream: one batch per probe
- * period; the messages held meanwhile stay held).
+ * event source would: when `batchSize` are held, or the batching window has passed since the oldest held one
+ * arrived, and fewer than `maximumConcurrency` batches are in flight. Each batch is filled round-robin across
+ * clients, after asking the `gate` (a held downstream: one batch per probe period, alone in flight; the messages
+ * held meanwhile stay held).
  *
  * @example
- * const poller = startFairPoller({ sqs, queueUrl, handler, batchSize: 200, batchingWindowSeconds: 1 });
- * await poller.stop(); // what it held goes back to the queue
+ * const poller = startFairPoller({ sqs, queueUrl, handler, batchSize: 200, batchingWindowSeconds: 1, maximumConcurrency: 2 });
+ * await poller.stop(); // the batches in flight end; what it held goes back to the queue
  */
 export const startFairPoller = (
   options: FairPollOptions & { onError?: (error: unknown) => void; gate?: ReceiveGate },
@@ -59,8 +65,15 @@ export const startFairPoller = (
   const buffer = new FairBuffer();
   /** When each held message's visibility ends, by message id. */
   const hiddenUntil = new Map<string, number>();
+  /** Ids of the messages in the batches in flight. */
+  const inFlightIds = new Set<string>();
   let lastUpkeep = Number.NEGATIVE_INFINITY;
   let stopped = false;
+  const slots = batchSlots({
+    maximumConcurrency: options.maximumConcurrency,
+    gate: options.gate,
+    onError: (error) => options.onError?.(error),
+  });
 
   const visibilityMs = async () =>
     (options.visibilityTimeout ?? (await queueAttributes(options.sqs, options.queueUrl)).visibilitySeconds) *
@@ -133,12 +146,15 @@ export const startFairPoller = (
         const visibility = await visibilityMs();
         // Long-poll only while nothing is held: with messages held, a batch may be due any moment.
         const wait = buffer.size === 0 && lane === 0 ? waitSeconds : 0;
-        const messages = await receiveMessages(options, lookahead - buffer.size, wait);
-        backlog = messages.length === SQS_RECEIVE_MAX;
-        if (messages.length === 0) {
+        const received = await receiveMessages(options, lookahead - buffer.size, wait);
+        backlog = received.length === SQS_RECEIVE_MAX;
+        // A copy of a message whose batch is still in flight (its visibility ended meanwhile) is left to the queue.
+        const messages = received.filter((message) => !inFlightIds.has(message.MessageId ?? ''));
+        if (received.length === 0) {
           if (wait === 0) await clock.sleep(GATHER_PAUSE_MS);
           return;
         }
+        if (messages.length === 0) return;
         const now = clock.now();
         buffer.add(messages, now);
         for (const message of messages) hiddenUntil.set(message.MessageId ?? '', now + visibility);
@@ -148,6 +164,12 @@ export const startFairPoller = (
   const handOut = async () => {
     while (!stopped)
       await guarded(async () => {
+        if (!slots.free()) {
+          // Held messages stay hidden however long the batches in flight take.
+          await upkeep();
+          await Promise.race([slots.oneEnded(), clock.sleep(UPKEEP_EVERY_MS)]);
+          return;
+        }
         const oldest = buffer.oldestReceivedAt();
         if (oldest === undefined) {
           await clock.sleep(GATHER_PAUSE_MS);
@@ -159,15 +181,26 @@ export const startFairPoller = (
           await clock.sleep(Math.min(GATHER_PAUSE_MS, windowEnds - clock.now()));
           return;
         }
-        const waitMs = options.gate ? await options.gate() : 0;
+        const waitMs = await slots.admit();
         await upkeep();
         if (waitMs > 0) {
           await clock.sleep(Math.min(waitMs, GATE_STEP_MS));
           return;
         }
         const batch = buffer.takeBatch(batchSize);
-        for (const message of batch) hiddenUntil.delete(message.MessageId ?? '');
-        await invokeBatch(options, batch);
+        if (batch.length === 0) return;
+        const ids = batch.map((message) => message.MessageId ?? '');
+        for (const id of ids) {
+          hiddenUntil.delete(id);
+          inFlightIds.add(id);
+        }
+        slots.start(async () => {
+          try {
+            await invokeBatch(options, batch);
+          } finally {
+            for (const id of ids) inFlightIds.delete(id);
+          }
+        });
       });
   };
 
@@ -177,6 +210,7 @@ export const startFairPoller = (
     stop: async () => {
       stopped = true;
       await loops;
+      await slots.drained();
       // Messages held ahead go back to the queue now rather than when their visibility ends.
       const all = buffer.takeAll();
       hiddenUntil.clear();
@@ -184,5 +218,7 @@ export const startFairPoller = (
     },
     /** Messages received and held ahead, not yet handed to the worker. */
     held: () => buffer.size,
+    /** Batches handed to the worker and not yet ended. */
+    inFlight: () => slots.inFlight(),
   };
 };

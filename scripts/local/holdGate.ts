@@ -40,7 +40,8 @@ export const cachedHoldStates = (
 
 /**
  * The gate of one downstream's poller: go on while it is not held; while held, one batch per probe period (and
- * not before the hold's next probe may start), else how long to wait.
+ * not before the hold's next probe may start), else how long to wait. `held()` says whether the last ask found
+ * the downstream held, so that the poller sends that batch alone (scripts/local/batchSlots.ts).
  *
  * @example
  * startPoller({ ...options, gate: holdGate({ downstream: 'erp', probeSeconds: 30, states: cachedHoldStates(5000) }) });
@@ -54,9 +55,11 @@ export const holdGate = (options: {
   const clock = options.clock ?? systemClock;
   const periodMs = options.probeSeconds * 1000;
   let lastHeldReceive: number | undefined;
-  return async () => {
+  let held = false;
+  const ask = async () => {
     const state = (await options.states())[options.downstream];
     const now = clock.now();
+    held = state.held;
     if (!state.held) {
       lastHeldReceive = undefined;
       return 0;
@@ -67,4 +70,5 @@ export const holdGate = (options: {
     lastHeldReceive = now;
     return 0;
   };
+  return Object.assign(ask, { held: () => held });
 };

@@ -5,6 +5,7 @@
  * ends, exactly as on AWS, and go to the dead-letter queue after maxReceiveCount receives. `startPoller` serves
  * the clients fairly, as SQS fair queues do (scripts/local/fairPoller.ts); `pollOnce` is first in, first out.
  */
+import { batchSlots } from './batchSlots.ts';
 import { type FairPollOptions, startFairPoller } from './fairPoller.ts';
 import {
   GATE_STEP_MS,
@@ -51,13 +52,15 @@ export const pollOnce = async (options: PollOptions) => {
 };
 
 /**
- * Polls a queue until stopped: long polls while idle, goes on at once while there is work; with a `gate`, waits
- * as long as it says before each receive. It serves the clients fairly as SQS fair queues do
- * (scripts/local/fairPoller.ts), unless `fair` is false: then first in, first out, one batch received at a time.
+ * Polls a queue until stopped: long polls while idle, goes on at once while there is work, with up to
+ * `maximumConcurrency` batches in flight at once (as Lambda's event source; scripts/local/batchSlots.ts); with a
+ * `gate`, waits as long as it says before each batch, and sends a held downstream's probe alone. It serves the
+ * clients fairly as SQS fair queues do (scripts/local/fairPoller.ts), unless `fair` is false: then first in, first
+ * out, each slot receiving its own batch (`pollOnce`).
  *
  * @example
- * const poller = startPoller({ sqs, queueUrl, handler, batchSize: 200, batchingWindowSeconds: 1 });
- * await poller.stop();
+ * const poller = startPoller({ sqs, queueUrl, handler, batchSize: 200, batchingWindowSeconds: 1, maximumConcurrency: 2 });
+ * await poller.stop(); // the batches in flight end first
  */
 export const startPoller = (
   options: FairPollOptions & {
@@ -71,19 +74,28 @@ export const startPoller = (
   if (options.fair !== false) return startFairPoller(pollOptions);
   const clock = options.clock ?? systemClock;
   let stopped = false;
+  const slots = batchSlots({ maximumConcurrency: options.maximumConcurrency, gate: options.gate });
+  /** Reports a failure, then keeps its slot a second, so a queue that answers errors is not asked in a spin. */
+  const failed = async (error: unknown) => {
+    if (stopped) return;
+    options.onError?.(error);
+    await clock.sleep(1000);
+  };
   const loop = (async () => {
     while (!stopped) {
       try {
-        const waitMs = options.gate ? await options.gate() : 0;
+        if (!slots.free()) {
+          await slots.oneEnded();
+          continue;
+        }
+        const waitMs = await slots.admit();
         if (waitMs > 0) {
           await clock.sleep(Math.min(waitMs, GATE_STEP_MS));
           continue;
         }
-        await pollOnce(pollOptions);
+        slots.start(() => pollOnce(pollOptions).catch(failed));
       } catch (error) {
-        if (stopped) break;
-        options.onError?.(error);
-        await clock.sleep(1000);
+        await failed(error);
       }
     }
   })();
@@ -91,8 +103,11 @@ export const startPoller = (
     stop: async () => {
       stopped = true;
       await loop;
+      await slots.drained();
     },
     /** Messages received and held ahead, not yet handed to the worker (none first in, first out). */
     held: () => 0,
+    /** Batches being received or handed to the worker. */
+    inFlight: () => slots.inFlight(),
   };
 };

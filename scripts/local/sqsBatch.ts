@@ -28,6 +28,11 @@ export interface PollOptions {
    * until the batch is full or this long has passed, then invoke once. Default 0: one receive.
    */
   batchingWindowSeconds?: number;
+  /**
+   * As deployed (the event source's maximumConcurrency): batches handed to the worker at once at most, each its
+   * own invocation. Default 1: one batch at a time.
+   */
+  maximumConcurrency?: number;
   /** Visibility timeout of received messages; the queue's own (as deployed) when absent. */
   visibilityTimeout?: number;
   /** Seconds to long-poll for the first message; 0 answers at once. */
@@ -53,7 +58,14 @@ export const systemClock: PollClock = {
  * Whether the poller may hand a batch to the worker now: 0 to go on, or how long to wait first (a held
  * downstream; see scripts/local/holdGate.ts).
  */
-export type ReceiveGate = () => Promise<number>;
+export interface ReceiveGate {
+  (): Promise<number>;
+  /**
+   * Whether the downstream was held when the gate was last asked: the batch it then lets through is a probe, and
+   * goes alone (no other batch in flight beside it).
+   */
+  held?: () => boolean;
+}
 
 /** A gate wait is cut into steps this long, so a stop or the end of a hold is noticed soon. */
 export const GATE_STEP_MS = 1000;
