@@ -1,0 +1,266 @@
+/**
+ * The local poller runs batches at once as Lambda's event source does (up to its maximumConcurrency), against
+ * fauxqs: the cap is kept and used, a quiet client's batch starts while a flood's batch is still in flight, and a
+ * held downstream still gets one batch per probe period, alone in flight.
+ */
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { HoldState } from '../../lib/outage/types.ts';
+import { holdGate } from '../../scripts/local/holdGate.ts';
+import { type PollClock, startPoller } from '../../scripts/local/queuePoller.ts';
+import { isolatedAws } from '../support/isolatedAws.ts';
+
+let aws: Awaited<ReturnType<typeof isolatedAws>>;
+let queueUrl: string;
+
+beforeEach(async () => {
+  aws = await isolatedAws();
+  queueUrl = aws.resources.queues.CaseQueue.url;
+});
+
+/** Sends `count` messages `<prefix>-<n>` of client `owner`, as the producers write them (the client in the body). */
+const send = async (prefix: string, count: number, owner = 'client-a') => {
+  for (let start = 0; start < count; start += 10) {
+    const entries = Array.from({ length: Math.min(10, count - start) }, (_, i) => ({
+      Id: String(i),
+      MessageBody: JSON.stringify({
+        id: `${prefix}-${start + i}`,
+        kind: 'caseRecord',
+        requestId: 'r',
+        owner,
+      }),
+    }));
+    await aws.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+  }
+};
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const until = async (done: () => boolean) => {
+  while (!done()) await pause(10);
+};
+const idsOf = (event: SQSEvent) => event.Records.map((r) => JSON.parse(r.body).id as string);
+
+describe('batches at once, up to the cap', () => {
+  const CAP = 3;
+  const BACKLOG = 100;
+  /** How long the slow worker takes a batch (only slowness: nothing below is timed). */
+  const SLOW_MS = 1000;
+
+  it.each([
+    { fair: true, mode: 'fair' },
+    { fair: false, mode: 'first in, first out' },
+  ])(
+    'runs as many batches at once as maximumConcurrency, and no more ($mode)',
+    async ({ fair }) => {
+      // Prepare: a backlog of ten batches, and a worker that takes a while over each.
+      await send('backlog', BACKLOG);
+      let inFlight = 0;
+      let most = 0;
+      const handled: string[] = [];
+      const handler = async (event: SQSEvent) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await pause(SLOW_MS);
+        inFlight--;
+        handled.push(...idsOf(event));
+        return { batchItemFailures: [] };
+      };
+      // Act
+      const poller = startPoller({
+        sqs: aws.sqs,
+        queueUrl,
+        handler,
+        batchSize: 10,
+        batchingWindowSeconds: 1,
+        waitSeconds: 0,
+        maximumConcurrency: CAP,
+        fair,
+      });
+      await until(() => handled.length >= BACKLOG);
+      await poller.stop();
+      // Assess: never above the cap, and the cap used; every message handed out once.
+      expect(most).toBeLessThanOrEqual(CAP);
+      expect(most).toBe(CAP);
+      expect(handled.length).toBe(BACKLOG);
+      expect(new Set(handled).size).toBe(BACKLOG);
+      expect(await aws.drain(queueUrl)).toEqual([]);
+    },
+    60_000,
+  );
+});
+
+describe('a quiet client beside a flood', () => {
+  const CONCURRENCY = 2;
+  const BATCH = 100;
+  const FLOOD = 600;
+
+  it("starts the quiet client's batch while a flood batch is still in flight", async () => {
+    // Prepare: client A's flood queued; a worker that holds each batch until the test lets it go.
+    await send('flood', FLOOD, 'client-a');
+    const started: { ids: string[]; besides: number }[] = [];
+    const releases: (() => void)[] = [];
+    let releaseAll = false;
+    let running = 0;
+    const handled: string[] = [];
+    const handler = async (event: SQSEvent) => {
+      const ids = idsOf(event);
+      started.push({ ids, besides: running });
+      running++;
+      if (!releaseAll) await new Promise<void>((resolve) => releases.push(resolve));
+      running--;
+      handled.push(...ids);
+      return { batchItemFailures: [] };
+    };
+    const poller = startPoller({
+      sqs: aws.sqs,
+      queueUrl,
+      handler,
+      batchSize: BATCH,
+      batchingWindowSeconds: 1,
+      waitSeconds: 0,
+      maximumConcurrency: CONCURRENCY,
+    });
+    const handedOut = () => started.reduce((sum, batch) => sum + batch.ids.length, 0);
+    // The poller has looked ahead over the whole flood, a flood batch in flight.
+    await until(() => started.length > 0 && poller.held() + handedOut() === FLOOD);
+    // Act: client B's one message arrives; flood batches end one at a time until B's batch has started.
+    await send('quiet', 1, 'client-b');
+    await until(() => poller.held() + handedOut() === FLOOD + 1);
+    const quietBatch = () => started.find((batch) => batch.ids.includes('quiet-0'));
+    let released = 0;
+    while (!quietBatch()) {
+      await until(() => releases.length > released || quietBatch() !== undefined);
+      if (quietBatch()) break;
+      const count = started.length;
+      releases[released++]();
+      await until(() => started.length > count || running === 0);
+    }
+    releaseAll = true;
+    for (const release of releases.slice(released)) release();
+    await until(() => handled.length === FLOOD + 1);
+    await poller.stop();
+    // Assess: B's batch started beside a flood batch not yet ended; nothing lost or doubled.
+    expect(quietBatch()?.besides).toBeGreaterThanOrEqual(1);
+    expect(new Set(handled).size).toBe(FLOOD + 1);
+    expect(await aws.drain(queueUrl)).toEqual([]);
+  }, 60_000);
+});
+
+describe('a held downstream with two slots', () => {
+  it('gets one batch per probe period, alone in flight however long the probe takes', async () => {
+    // Prepare: the CRM held, its probe due; one message waiting. The first batch (the probe) is still in flight
+    // more than two probe periods later on the poller's clock, which stops at 70 s until the test has looked.
+    const start = Date.parse('2026-11-27T04:00:00Z');
+    const crm: HoldState = {
+      held: true,
+      heldSince: '2026-11-27T03:00:00.000Z',
+      nextProbeAt: '2026-11-27T03:59:00.000Z',
+    };
+    await send('first', 1);
+    let look: () => void = () => undefined;
+    const looked = new Promise<void>((resolve) => {
+      look = resolve;
+    });
+    let now = start;
+    const clock: PollClock = {
+      now: () => now,
+      sleep: async (ms) => {
+        now += ms;
+        if (now - start >= 70_000) await looked;
+        await new Promise((resolve) => setImmediate(resolve));
+      },
+    };
+    let releaseFirst: () => void = () => undefined;
+    const firstHeld = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    const invocations: { ids: string[]; at: number; besides: number }[] = [];
+    let running = 0;
+    const handler = async (event: SQSEvent) => {
+      invocations.push({ ids: idsOf(event), at: clock.now(), besides: running });
+      running++;
+      if (invocations.length === 1) await firstHeld;
+      running--;
+      return { batchItemFailures: [] };
+    };
+    const gate = holdGate({
+      downstream: 'crm',
+      probeSeconds: 30,
+      states: async () => ({ erp: { held: false }, crm }),
+      clock,
+    });
+    // Act
+    const poller = startPoller({
+      sqs: aws.sqs,
+      queueUrl,
+      handler,
+      batchSize: 10,
+      waitSeconds: 0,
+      maximumConcurrency: 2,
+      gate,
+      clock,
+    });
+    await until(() => invocations.length === 1);
+    await send('second', 1);
+    await until(() => clock.now() - start >= 70_000);
+    const whileProbeInFlight = invocations.length;
+    look();
+    releaseFirst();
+    await until(() => invocations.length === 2);
+    await poller.stop();
+    // Assess
+    expect(whileProbeInFlight).toBe(1);
+    expect(invocations.map((i) => i.ids)).toEqual([['first-0'], ['second-0']]);
+    expect(invocations[1].besides).toBe(0);
+    expect(invocations[1].at - invocations[0].at).toBeGreaterThanOrEqual(30_000);
+  }, 60_000);
+
+  it('sends the probe of a hold that began with a batch in flight only once that batch has ended', async () => {
+    // Prepare: the CRM not held; the first batch is in flight when the hold begins and the next message arrives.
+    let crm: HoldState = { held: false };
+    let askedWhileHeld = false;
+    const gate = holdGate({
+      downstream: 'crm',
+      probeSeconds: 30,
+      states: async () => {
+        if (crm.held) askedWhileHeld = true;
+        return { erp: { held: false }, crm };
+      },
+    });
+    let releaseFirst: () => void = () => undefined;
+    const firstHeld = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    const invocations: { ids: string[]; besides: number }[] = [];
+    let running = 0;
+    const handler = async (event: SQSEvent) => {
+      invocations.push({ ids: idsOf(event), besides: running });
+      running++;
+      if (invocations.length === 1) await firstHeld;
+      running--;
+      return { batchItemFailures: [] };
+    };
+    await send('first', 1);
+    const poller = startPoller({
+      sqs: aws.sqs,
+      queueUrl,
+      handler,
+      batchSize: 10,
+      waitSeconds: 0,
+      maximumConcurrency: 2,
+      gate,
+    });
+    await until(() => invocations.length === 1);
+    // Act: the hold begins, its probe due; a message arrives and the poller asks the gate for it.
+    crm = { held: true, heldSince: '2026-11-27T03:00:00.000Z', nextProbeAt: '2026-11-27T03:59:00.000Z' };
+    await send('second', 1);
+    await until(() => askedWhileHeld);
+    releaseFirst();
+    await until(() => invocations.length === 2);
+    await poller.stop();
+    // Assess: the probe started alone, after the batch in flight had ended.
+    expect(invocations.map((i) => i.ids)).toEqual([['first-0'], ['second-0']]);
+    expect(invocations[1].besides).toBe(0);
+  }, 60_000);
+});
