@@ -2,7 +2,7 @@
  * Fair share between clients (issue 21): a quiet client's delivery time while another client's backlog drains,
  * each figure beside its baseline measured in the same run. Sales registrations to the SAP sandbox through
  * functions/deliveryWorker.ts and the local runner's own poller (scripts/local/queuePoller.ts `startPoller`, as
- * `npm start` runs it: one invocation at a time, the deployed batchSize and batching window):
+ * `npm start` runs it: the deployed batchSize, batching window and maximumConcurrency):
  *
  * - **No flood**: the quiet client (`quiet-dealer`) accepts one record a second; each one's time from being
  *   accepted and queued (the moment intake answers 200) to delivered (the worker's write of `delivered`, the
@@ -102,6 +102,7 @@ const child = async (): Promise<FairShareResult> => {
       handler,
       batchSize: deployed.batchSize,
       batchingWindowSeconds: deployed.windowSeconds,
+      maximumConcurrency: deployed.maximumConcurrency,
       fair,
       onError: (error) => progress(`poller: ${error instanceof Error ? error.message : String(error)}`),
     });
