@@ -21,14 +21,10 @@
  *   node bench/batchedDelivery.ts        # prints the JSON result
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startLocalEventBus } from '../scripts/local/eventBus.ts';
+import { inDeliveryStack } from './deliveryStack.ts';
 import type { DeployedEventSource } from './deployedDelivery.ts';
-import { startLocalAws } from './localAws.ts';
-import { awsFreeEnv, benchDir, median, quietPowertools, runNodeJson } from './proc.ts';
-import { downstreamEnv, type SandboxesInfo, startSandboxes } from './sandboxes.ts';
+import { benchDir, median } from './proc.ts';
+import type { SandboxesInfo } from './sandboxes.ts';
 
 export type Downstream = 'sap' | 'salesforce';
 
@@ -79,7 +75,7 @@ export interface BatchedResult {
 }
 
 const BACKLOGS = [1, 10, 100, 1000];
-const BENCH_BUS = 'dealer-gateway-bench';
+
 /** The batch size issue 20 names for the event source ("say up to 200 messages"). */
 const ISSUE_BATCH_SIZE = 200;
 /** Today's worker ran a batch's 10 records at once, each its own call. */
@@ -363,32 +359,13 @@ export const measureBatchedDelivery = async (): Promise<BatchedResult> => {
     sap: await deployedEventSource('erpDelivery'),
     salesforce: await deployedEventSource('crmDelivery'),
   };
-  const [aws, sandboxes] = await Promise.all([startLocalAws(), startSandboxes()]);
-  // The bus the worker publishes each outcome's event to, outside the measured process (events taken and dropped).
-  const bus = await startLocalEventBus({
-    dataDir: await mkdtemp(join(tmpdir(), 'batched-bench-bus-')),
-    busNames: [BENCH_BUS],
-    routeOf: () => undefined,
-  });
-  try {
-    return await runNodeJson<BatchedResult>(['--expose-gc', `${benchDir}/batchedDelivery.ts`, '--child'], {
-      ...awsFreeEnv(),
-      ...quietPowertools,
-      ...aws.info.env,
-      ...downstreamEnv(sandboxes.info),
-      AWS_ENDPOINT_URL_SQS: aws.info.sqs,
-      AWS_ENDPOINT_URL_DYNAMODB: aws.info.dynamodb,
-      AWS_REGION: 'eu-west-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      AWS_ENDPOINT_URL_EVENTBRIDGE: bus.url,
-      EVENT_BUS_NAME: BENCH_BUS,
-      BENCH_SANDBOXES: JSON.stringify(sandboxes.info),
+  return inDeliveryStack<BatchedResult>(
+    'batched',
+    ['--expose-gc', `${benchDir}/batchedDelivery.ts`, '--child'],
+    {
       BENCH_DEPLOYED: JSON.stringify(deployed),
-    });
-  } finally {
-    await Promise.all([aws.stop(), sandboxes.stop(), bus.stop()]);
-  }
+    },
+  );
 };
 
 if (import.meta.main) {

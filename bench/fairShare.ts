@@ -15,14 +15,9 @@
  *
  *   node bench/fairShare.ts [10000]   # prints the JSON result
  */
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startLocalEventBus } from '../scripts/local/eventBus.ts';
+import { inDeliveryStack } from './deliveryStack.ts';
 import type { DeployedEventSource } from './deployedDelivery.ts';
-import { startLocalAws } from './localAws.ts';
-import { awsFreeEnv, benchDir, quietPowertools, runNodeJson } from './proc.ts';
-import { downstreamEnv, startSandboxes } from './sandboxes.ts';
+import { benchDir } from './proc.ts';
 
 /** A quiet record is accepted this often while a flood drains. */
 const QUIET_EVERY_MS = 1000;
@@ -173,31 +168,10 @@ const child = async (): Promise<FairShareResult> => {
 export const measureFairShare = async (sizes: number[]): Promise<FairShareResult> => {
   const { deployedEventSource } = await import('./deployedDelivery.ts');
   const deployed = await deployedEventSource('erpDelivery');
-  const [aws, sandboxes] = await Promise.all([startLocalAws(), startSandboxes()]);
-  const bus = await startLocalEventBus({
-    dataDir: await mkdtemp(join(tmpdir(), 'fair-bench-bus-')),
-    busNames: ['dealer-gateway-bench'],
-    routeOf: () => undefined,
+  return inDeliveryStack<FairShareResult>('fair', [`${benchDir}/fairShare.ts`, '--child'], {
+    BENCH_DEPLOYED: JSON.stringify(deployed),
+    BENCH_FAIR_SIZES: JSON.stringify(sizes),
   });
-  try {
-    return await runNodeJson<FairShareResult>([`${benchDir}/fairShare.ts`, '--child'], {
-      ...awsFreeEnv(),
-      ...quietPowertools,
-      ...aws.info.env,
-      ...downstreamEnv(sandboxes.info),
-      AWS_ENDPOINT_URL_SQS: aws.info.sqs,
-      AWS_ENDPOINT_URL_DYNAMODB: aws.info.dynamodb,
-      AWS_REGION: 'eu-west-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      AWS_ENDPOINT_URL_EVENTBRIDGE: bus.url,
-      EVENT_BUS_NAME: 'dealer-gateway-bench',
-      BENCH_DEPLOYED: JSON.stringify(deployed),
-      BENCH_FAIR_SIZES: JSON.stringify(sizes),
-    });
-  } finally {
-    await Promise.all([aws.stop(), sandboxes.stop(), bus.stop()]);
-  }
 };
 
 if (import.meta.main) {

@@ -14,14 +14,10 @@
  *
  *   node bench/outageDrain.ts [1000,10000]   # prints the JSON result
  */
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startLocalEventBus } from '../scripts/local/eventBus.ts';
+import { inDeliveryStack } from './deliveryStack.ts';
 import type { DeployedEventSource } from './deployedDelivery.ts';
-import { startLocalAws } from './localAws.ts';
-import { awsFreeEnv, benchDir, quietPowertools, runNodeJson } from './proc.ts';
-import { downstreamEnv, type SandboxesInfo, startSandboxes } from './sandboxes.ts';
+import { benchDir } from './proc.ts';
+import type { SandboxesInfo } from './sandboxes.ts';
 
 /** The benchmark's short settings (stated in the results): a probe every few seconds, the reconciler often. */
 export const OUTAGE_BENCH_SETTINGS = {
@@ -254,33 +250,11 @@ const child = async (): Promise<OutageDrainResult> => {
 export const measureOutageDrain = async (sizes: number[]): Promise<OutageDrainResult> => {
   const { deployedEventSource } = await import('./deployedDelivery.ts');
   const deployed = await deployedEventSource('erpDelivery');
-  const [aws, sandboxes] = await Promise.all([startLocalAws(), startSandboxes()]);
-  const bus = await startLocalEventBus({
-    dataDir: await mkdtemp(join(tmpdir(), 'outage-bench-bus-')),
-    busNames: ['dealer-gateway-bench'],
-    routeOf: () => undefined,
+  return inDeliveryStack<OutageDrainResult>('outage', [`${benchDir}/outageDrain.ts`, '--child'], {
+    ...OUTAGE_BENCH_SETTINGS,
+    BENCH_DEPLOYED: JSON.stringify(deployed),
+    BENCH_OUTAGE_SIZES: JSON.stringify(sizes),
   });
-  try {
-    return await runNodeJson<OutageDrainResult>([`${benchDir}/outageDrain.ts`, '--child'], {
-      ...awsFreeEnv(),
-      ...quietPowertools,
-      ...aws.info.env,
-      ...downstreamEnv(sandboxes.info),
-      ...OUTAGE_BENCH_SETTINGS,
-      AWS_ENDPOINT_URL_SQS: aws.info.sqs,
-      AWS_ENDPOINT_URL_DYNAMODB: aws.info.dynamodb,
-      AWS_REGION: 'eu-west-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      AWS_ENDPOINT_URL_EVENTBRIDGE: bus.url,
-      EVENT_BUS_NAME: 'dealer-gateway-bench',
-      BENCH_SANDBOXES: JSON.stringify(sandboxes.info),
-      BENCH_DEPLOYED: JSON.stringify(deployed),
-      BENCH_OUTAGE_SIZES: JSON.stringify(sizes),
-    });
-  } finally {
-    await Promise.all([aws.stop(), sandboxes.stop(), bus.stop()]);
-  }
 };
 
 if (import.meta.main) {
