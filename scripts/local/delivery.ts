@@ -15,8 +15,10 @@ import { positiveInteger } from '../../lib/settings.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { localClientConfig } from './aws.ts';
+import { loadHandler } from './handlerEntry.ts';
 import { cachedHoldStates, holdGate } from './holdGate.ts';
 import { startPoller } from './queuePoller.ts';
+import type { SqsHandler } from './sqsBatch.ts';
 import type { LocalStack } from './stack.ts';
 import { startTtlSweeper } from './ttlSweeper.ts';
 
@@ -116,7 +118,6 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
   const proxies = deliveryProxies(process.env);
   Object.assign(process.env, proxies);
   const sandboxes = await startSandboxes();
-  const { handler } = await import('../../functions/deliveryWorker.ts');
 
   // The queue lived in the last run's memory: every record still `accepted` is queued again (found through the
   // `open` index, no scan); a copy of one still being delivered waits for its lease.
@@ -135,20 +136,26 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
   // Both holds in one read, at most once per the workers' own cache time (and at least a second apart).
   const hold = outageSettings();
   const states = cachedHoldStates(Math.max(1, hold.cacheSeconds) * 1000);
-  const pollers = (
-    [
-      ['SalesRegistrationQueue', 'erp'],
-      ['CaseQueue', 'crm'],
-    ] as const
-  ).map(([queueId, downstream]) => {
+  const deliveryQueues = [
+    ['SalesRegistrationQueue', 'erp'],
+    ['CaseQueue', 'crm'],
+  ] as const;
+  // Batch size, window, concurrency and the function's handler as serverless.yml gives the event source on AWS.
+  const sources = await Promise.all(
+    deliveryQueues.map(async ([queueId]) => {
+      const source = stack.eventSources[queueId];
+      if (!source) throw new Error(`serverless.yml: no sqs event source reads ${queueId}`);
+      return { source, handler: await loadHandler<SqsHandler>(source.handler) };
+    }),
+  );
+  const pollers = deliveryQueues.map(([queueId, downstream], index) => {
     const queue = stack.queues[queueId];
-    // Batch size, window and concurrency as serverless.yml gives the event source on AWS.
-    const source = stack.eventSources[queueId];
-    if (!source) throw new Error(`serverless.yml: no sqs event source reads ${queueId}`);
+    const { source, handler } = sources[index];
     return startPoller({
       sqs,
       queueUrl: queue.url,
       handler,
+      functionName: source.functionName,
       batchSize: source.batchSize,
       batchingWindowSeconds: source.batchingWindowSeconds,
       maximumConcurrency: source.maximumConcurrency,

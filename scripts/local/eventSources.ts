@@ -8,6 +8,8 @@ import type { ResolvedServerlessConfig } from './serverlessConfig.ts';
 export interface EventSourceSettings {
   /** The function it invokes (serverless.yml's name, e.g. `erpDelivery`). */
   functionName: string;
+  /** That function's handler, as serverless.yml names it (e.g. `functions/deliveryWorker.handler`). */
+  handler: string;
   /** Messages per invocation at most (`batchSize`). */
   batchSize: number;
   /** Seconds to gather a batch after its first message (`maximumBatchingWindow`; 0 when absent). */
@@ -40,7 +42,7 @@ const whole = (name: string, value: unknown, fallback: number): number => {
  * batch size 10, no window).
  *
  * @example
- * eventSourcesOf(config).CaseQueue // { functionName: 'crmDelivery', batchSize: 200, batchingWindowSeconds: 1, maximumConcurrency: 2 }
+ * eventSourcesOf(config).CaseQueue // { functionName: 'crmDelivery', handler: 'functions/deliveryWorker.handler', batchSize: 200, batchingWindowSeconds: 1, maximumConcurrency: 2 }
  */
 export const eventSourcesOf = (config: ResolvedServerlessConfig): Record<string, EventSourceSettings> => {
   const sources: Record<string, EventSourceSettings> = {};
@@ -50,8 +52,10 @@ export const eventSourcesOf = (config: ResolvedServerlessConfig): Record<string,
       const queueId = typeof arn === 'object' ? arn['Fn::GetAtt']?.[0] : undefined;
       if (!event.sqs || !queueId) continue;
       const concurrency = event.sqs.maximumConcurrency;
+      if (!fn.handler) throw new Error(`serverless.yml: function ${functionName} has no handler`);
       sources[queueId] = {
         functionName,
+        handler: fn.handler,
         batchSize: whole('batchSize', event.sqs.batchSize, 10),
         batchingWindowSeconds: whole('maximumBatchingWindow', event.sqs.maximumBatchingWindow, 0),
         ...(concurrency === undefined

@@ -21,6 +21,8 @@ export interface PollOptions {
   sqs: SQSClient;
   queueUrl: string;
   handler: SqsHandler;
+  /** The function's name in serverless.yml, given to the handler's context. Default `deliveryWorker`. */
+  functionName?: string;
   /** As deployed (the event source's batchSize, up to 10,000): messages per invocation at most. Default 10. */
   batchSize?: number;
   /**
@@ -76,12 +78,12 @@ export const SQS_RECEIVE_MAX = 10;
 /** While gathering a batch, an empty receive is tried again after this long (within the window). */
 export const GATHER_PAUSE_MS = 50;
 
-const context = (): Context =>
+const context = (functionName = 'deliveryWorker'): Context =>
   ({
     awsRequestId: crypto.randomUUID(),
-    functionName: 'deliveryWorker',
+    functionName,
     functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:deliveryWorker',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
     memoryLimitInMB: '512',
     logGroupName: 'local',
     logStreamName: 'local',
@@ -173,7 +175,7 @@ export const invokeBatch = async (options: PollOptions, messages: readonly Messa
   const records = messages.map((m) => toRecord(m, arn, options.region ?? 'eu-west-1'));
   let failedIds: Set<string>;
   try {
-    const response = await handler({ Records: records }, context());
+    const response = await handler({ Records: records }, context(options.functionName));
     failedIds = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
   } catch {
     // The whole batch failed: Lambda deletes nothing.

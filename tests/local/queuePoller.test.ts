@@ -144,6 +144,9 @@ describe('the event sources of serverless.yml', () => {
       expect(source.maximumConcurrency).toBeGreaterThanOrEqual(2);
     }
     expect(sources.CaseQueue.functionName).toBe('crmDelivery');
+    // The local runner invokes the handler the template deploys (scripts/local/handlerEntry.ts).
+    expect(sources.CaseQueue.handler).toBe('functions/deliveryWorker.handler');
+    expect(sources.SalesRegistrationQueue.handler).toBe('functions/deliveryWorker.handler');
   });
 });
 
