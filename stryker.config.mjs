@@ -80,12 +80,12 @@ export const targets = [
   {
     // recordAttempt and reopenFailedRecord, which write the events' outbox, are in `delivery` (statusUpdates.ts).
     name: 'events',
-    mutate: ['lib/events/stateChange.ts', 'lib/events/publish.ts'],
+    mutate: ['lib/events/stateChange.ts', 'lib/events/publish.ts', 'lib/records/stateChange.ts'],
     tests: ['tests/events/**/*.test.ts', 'tests/store/statusUpdates.test.ts'],
   },
   {
     name: 'retention',
-    mutate: ['lib/retention/**/*.ts'],
+    mutate: ['lib/retention/**/*.ts', 'lib/records/retention.ts'],
     tests: ['tests/retention/**/*.test.ts'],
   },
 ];

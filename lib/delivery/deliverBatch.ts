@@ -6,7 +6,7 @@ import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
 import { downstreamHolds } from '../outage/hold.ts';
 import { outageSettings } from '../outage/settings.ts';
 import type { DeliveryPermit } from '../outage/types.ts';
-import { dueAfter } from '../reconcile/settings.ts';
+import { dueAfter } from '../records/due.ts';
 import { type Settled, settleBounded } from './bounded.ts';
 import { type ClaimedMessage, claimMessage } from './claimMessage.ts';
 import { type DownstreamDelivery, deliverAllToDownstream, downstreamOf } from './downstreams.ts';

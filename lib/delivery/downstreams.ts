@@ -2,7 +2,7 @@ import type { ApiUsage } from '../downstream/crm/index.ts';
 import { type CrmClient, createCrmClient, crmConfigFromEnv } from '../downstream/crm/index.ts';
 import { createErpClient, type ErpClient, erpConfigFromEnv } from '../downstream/erp/index.ts';
 import type { BatchDelivery, DeliveryOutcome } from '../downstream/types.ts';
-import type { StatusRecord } from '../store/types.ts';
+import type { StatusRecord } from '../records/types.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { readSecrets } from './secrets.ts';
 

@@ -5,15 +5,15 @@ import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { PutEventsCommand } from '../aws/jsonProtocol/eventBridge.ts';
 import { recordsTable } from '../config.ts';
 import { putFeedEntries } from '../feed/feedEntries.ts';
+import type { PendingEvent, StatusRecord } from '../records/types.ts';
 import { required } from '../settings.ts';
 import { type DueIndex, dueIds } from '../store/sparseIndex.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
 import { conditionally } from '../store/table.ts';
-import type { StatusRecord } from '../store/types.ts';
 import type { RecordKind } from '../types.ts';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED } from './constants.ts';
 import { type EventSubject, eventOf } from './stateChange.ts';
-import type { PendingEvent, RecordStateChanged } from './types.ts';
+import type { RecordStateChanged } from './types.ts';
 
 /** The sparse index of records with events in their outbox: `eventsKind`, sorted by `eventsDueAt`. Keys only. */
 export const EVENTS_INDEX = 'events';

@@ -1,12 +1,12 @@
 import { queueUrlFor } from '../config.ts';
 import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
-import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
-import { frameKeyOf } from '../store/frameRecords.ts';
-import { statusKeyOf } from '../store/statusKey.ts';
+import { reconcileSettings } from '../reconcile/settings.ts';
+import { dueAfter } from '../records/due.ts';
+import { frameKeyOf, statusKeyOf } from '../records/keys.ts';
+import type { StatusRecord } from '../records/types.ts';
 import type { CallOptions } from '../store/statusRecords.ts';
 import { putStatusRecordIfAbsent } from '../store/statusRecords.ts';
-import type { StatusRecord } from '../store/types.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { acceptContent } from './acceptContent.ts';
 import { isAwsUnavailable, QueueUnavailableError } from './errors.ts';

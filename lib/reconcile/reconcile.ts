@@ -6,11 +6,12 @@ import { readHolds } from '../outage/holdStore.ts';
 import type { Downstream, HoldRecord } from '../outage/types.ts';
 import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
+import { dueAfter } from '../records/due.ts';
+import type { StatusRecord } from '../records/types.ts';
 import { openRecordIds, postponeDue, undoPostpone } from '../store/openRecords.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
-import type { StatusRecord } from '../store/types.ts';
 import type { RecordKind } from '../types.ts';
-import { dueAfter, reconcileSettings, requeueDelaySeconds } from './settings.ts';
+import { reconcileSettings, requeueDelaySeconds } from './settings.ts';
 
 const KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
 

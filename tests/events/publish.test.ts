@@ -14,9 +14,9 @@ import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.t
 import { publishAfterOutcome, publishDueEvents, publishRecordEvents } from '../../lib/events/publish.ts';
 import { logger } from '../../lib/observability/logger.ts';
 import { OutcomeTally } from '../../lib/observability/metrics.ts';
+import type { StatusRecord } from '../../lib/records/types.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
 import type { QueuedRecord } from '../../lib/types.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';

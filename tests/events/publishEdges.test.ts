@@ -11,9 +11,8 @@ import {
   publishDueEvents,
   publishRecordEvents,
 } from '../../lib/events/publish.ts';
-import type { PendingEvent } from '../../lib/events/types.ts';
+import type { PendingEvent, StatusRecord } from '../../lib/records/types.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
 import type { RecordKind } from '../../lib/types.ts';
 import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { acceptedCase } from '../factories/statusRecords.ts';

@@ -4,7 +4,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { publishReconcileMetrics } from '../../lib/reconcile/reconcile.ts';
-import { dueAfter, reconcileSettings, requeueDelaySeconds } from '../../lib/reconcile/settings.ts';
+import { reconcileSettings, requeueDelaySeconds } from '../../lib/reconcile/settings.ts';
+import { dueAfter } from '../../lib/records/due.ts';
 
 /** The EMF documents written to stdout while `act` runs: one per metrics line. */
 const publishedDuring = (act: () => void): Record<string, unknown>[] => {

@@ -1,5 +1,5 @@
 import { positiveInteger } from '../settings.ts';
-import type { RecordStatus } from '../store/types.ts';
+import type { RecordStatus } from './types.ts';
 
 const DAY_MS = 86_400_000;
 
