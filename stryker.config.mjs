@@ -39,10 +39,11 @@ export const targets = [
       'lib/intake/idempotencyHold.ts',
       'lib/intake/recordIds.ts',
       'lib/intake/deadline.ts',
-      'lib/intake/inParallel.ts',
+      'lib/concurrency/inParallel.ts',
       'lib/intake/errors.ts',
+      'lib/records/recordId.ts',
     ],
-    tests: ['tests/intake/**/*.test.ts'],
+    tests: ['tests/intake/**/*.test.ts', 'tests/concurrency/**/*.test.ts'],
   },
   {
     name: 'delivery',

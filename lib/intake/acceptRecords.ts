@@ -1,3 +1,4 @@
+import { inParallel } from '../concurrency/inParallel.ts';
 import { queueUrlFor } from '../config.ts';
 import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
@@ -11,7 +12,6 @@ import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { acceptContent } from './acceptContent.ts';
 import { isAwsUnavailable, QueueUnavailableError } from './errors.ts';
 import { holdIdempotencyKey } from './idempotencyHold.ts';
-import { inParallel } from './inParallel.ts';
 import { nameKeyedRecord } from './nameKeyedRecord.ts';
 import { contentId, keyedId, sha256 } from './recordIds.ts';
 
