@@ -1,5 +1,5 @@
-import { safeErrorText } from '../downstream/errorText.ts';
 import { personalValuesOf } from '../privacy/fieldClassification.ts';
+import { safeErrorText } from '../privacy/redaction.ts';
 import type { StatusRecord } from '../records/types.ts';
 
 /** What the purge writes of a settled record: its kept fields, and every stored text without its personal values. */
