@@ -1,6 +1,6 @@
-import { queueUrlFor } from '../config.ts';
 import { messageBody } from '../queue/sendRecords.ts';
 import type { StatusRecord } from '../records/types.ts';
+import { queueUrlFor } from '../settings/settings.ts';
 import { claimRecord } from '../store/statusUpdates.ts';
 import { sendToDeadLetterQueue } from './deadLetters.ts';
 import { DeliveryRetryLater } from './errors.ts';

@@ -1,7 +1,7 @@
 import { dynamoClient } from '../aws/clients.ts';
 import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
 import type { HistoryEntry } from '../records/types.ts';
+import { recordsTable } from '../settings/settings.ts';
 import { conditionally } from '../store/table.ts';
 import { feedPkOf } from './feedKey.ts';
 

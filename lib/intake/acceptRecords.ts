@@ -1,11 +1,10 @@
 import { inParallel } from '../concurrency/inParallel.ts';
-import { queueUrlFor } from '../config.ts';
 import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
-import { reconcileSettings } from '../reconcile/settings.ts';
 import { dueAfter } from '../records/due.ts';
 import { frameKeyOf, statusKeyOf } from '../records/keys.ts';
 import type { StatusRecord } from '../records/types.ts';
+import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
 import type { CallOptions } from '../store/statusRecords.ts';
 import { putStatusRecordIfAbsent } from '../store/statusRecords.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';

@@ -1,32 +1,7 @@
-import { positiveInteger } from '../settings.ts';
+import { type RetentionSettings, retentionSettings } from '../settings/settings.ts';
 import type { RecordStatus } from './types.ts';
 
 const DAY_MS = 86_400_000;
-
-/** How long what is kept, read from the environment. */
-export interface RetentionSettings {
-  /**
-   * Days after a record settled that its personal fields are removed (`PERSONAL_DATA_RETENTION_DAYS`, default 30);
-   * a `failed` record keeps them twice as long, unless it is redriven first.
-   */
-  personalDataDays: number;
-  /**
-   * Days after a record settled that its status record (ids, frame number, owner, state, attempts, times,
-   * downstream id, redacted error) expires by TTL (`RECORD_RETENTION_DAYS`, default 400).
-   */
-  recordDays: number;
-}
-
-/**
- * Reads the retention settings.
- *
- * @example
- * retentionSettings({ PERSONAL_DATA_RETENTION_DAYS: '7' }) // { personalDataDays: 7, recordDays: 400 }
- */
-export const retentionSettings = (env = process.env): RetentionSettings => ({
-  personalDataDays: positiveInteger('PERSONAL_DATA_RETENTION_DAYS', env.PERSONAL_DATA_RETENTION_DAYS, 30),
-  recordDays: positiveInteger('RECORD_RETENTION_DAYS', env.RECORD_RETENTION_DAYS, 400),
-});
 
 /** When a record settled at `at` loses its personal fields (`purgeAt`) and when it expires (`expiresAt`). */
 export interface RetentionTimes {

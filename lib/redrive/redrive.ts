@@ -8,9 +8,9 @@ import {
 import { publishAfterOutcome } from '../events/publish.ts';
 import { queuedRecordOf, readQueuedRecord } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
-import { reconcileSettings } from '../reconcile/settings.ts';
 import { dueAfter } from '../records/due.ts';
 import type { StatusRecord } from '../records/types.ts';
+import { reconcileSettings } from '../settings/settings.ts';
 import { statusRecordsIn } from '../store/statusIndex.ts';
 import { getStatusRecord } from '../store/statusRecords.ts';
 import { reopenFailedRecord } from '../store/statusUpdates.ts';

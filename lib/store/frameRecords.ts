@@ -1,9 +1,9 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { QueryCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
 import { frameKeyOf } from '../records/keys.ts';
 import type { StatusRecord } from '../records/types.ts';
+import { recordsTable } from '../settings/settings.ts';
 import type { Item } from './table.ts';
 
 /**

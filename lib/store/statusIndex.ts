@@ -7,9 +7,9 @@ import type {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { GetItemCommand, QueryCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
 import { frameKeyOf, statusKeyOf } from '../records/keys.ts';
 import type { RecordStatus, StatusRecord } from '../records/types.ts';
+import { recordsTable } from '../settings/settings.ts';
 import type { RecordKind } from '../types.ts';
 import { FRAME_INDEX } from './frameRecords.ts';
 import { OPERATOR_ATTRIBUTES, projectionOf } from './operatorAttributes.ts';
