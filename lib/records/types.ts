@@ -94,7 +94,7 @@ export interface StatusRecord {
   frameKey?: string;
   /**
    * While `accepted`: how often the reconciler has queued it again since a worker last tried it (absent: never).
-   * Each re-queue doubles the wait for the next (lib/reconcile/settings.ts requeueDelaySeconds).
+   * Each re-queue doubles the wait for the next (lib/reconcile/requeueDelay.ts requeueDelaySeconds).
    */
   requeues?: number;
   /** While `accepted`: when the reconciler last queued it again (ISO time; absent: never). */
