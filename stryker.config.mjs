@@ -81,7 +81,7 @@ export const targets = [
   {
     // recordAttempt and reopenFailedRecord, which write the events' outbox, are in `delivery` (statusUpdates.ts).
     name: 'events',
-    mutate: ['lib/events/stateChange.ts', 'lib/events/publish.ts', 'lib/records/stateChange.ts'],
+    mutate: ['lib/events/stateChange.ts', 'lib/outbox/publish.ts', 'lib/records/stateChange.ts'],
     tests: ['tests/events/**/*.test.ts', 'tests/store/statusUpdates.test.ts'],
   },
   {

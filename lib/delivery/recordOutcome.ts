@@ -1,7 +1,7 @@
 import type { DeliveryOutcome } from '../downstream/types.ts';
-import { publishAfterOutcome } from '../events/publish.ts';
 import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
 import type { HoldState } from '../outage/types.ts';
+import { publishAfterOutcome } from '../outbox/publish.ts';
 import { messageBody } from '../queue/sendRecords.ts';
 import { dueAfter } from '../records/due.ts';
 import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';

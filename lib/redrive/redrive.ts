@@ -5,7 +5,7 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { publishAfterOutcome } from '../events/publish.ts';
+import { publishAfterOutcome } from '../outbox/publish.ts';
 import { queuedRecordOf, readQueuedRecord } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter } from '../records/due.ts';

@@ -5,7 +5,7 @@
  * that records the service's calls, and a real HTTP server answering PutEvents; a table of its own for each test.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { publishAfterOutcome, publishDueEvents, publishRecordEvents } from '../../lib/events/publish.ts';
+import { publishAfterOutcome, publishDueEvents, publishRecordEvents } from '../../lib/outbox/publish.ts';
 import type { PendingEvent, StatusRecord } from '../../lib/records/types.ts';
 import { eventBusName } from '../../lib/settings/settings.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';

@@ -3,6 +3,9 @@ import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { dynamoClient, eventBridgeClient } from '../aws/clients.ts';
 import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { PutEventsCommand } from '../aws/jsonProtocol/eventBridge.ts';
+import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../events/constants.ts';
+import { type EventSubject, eventOf } from '../events/stateChange.ts';
+import type { RecordStateChanged } from '../events/types.ts';
 import { putFeedEntries } from '../feed/feedEntries.ts';
 import type { PendingEvent, StatusRecord } from '../records/types.ts';
 import { eventBusName, recordsTable } from '../settings/settings.ts';
@@ -10,9 +13,6 @@ import { type DueIndex, dueIds } from '../store/sparseIndex.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
 import { conditionally } from '../store/table.ts';
 import type { RecordKind } from '../types.ts';
-import { EVENT_SOURCE, RECORD_STATE_CHANGED } from './constants.ts';
-import { type EventSubject, eventOf } from './stateChange.ts';
-import type { RecordStateChanged } from './types.ts';
 
 /** The sparse index of records with events in their outbox: `eventsKind`, sorted by `eventsDueAt`. Keys only. */
 export const EVENTS_INDEX = 'events';
