@@ -39,10 +39,11 @@ export const targets = [
       'lib/intake/idempotencyHold.ts',
       'lib/intake/recordIds.ts',
       'lib/intake/deadline.ts',
-      'lib/intake/inParallel.ts',
+      'lib/concurrency/inParallel.ts',
       'lib/intake/errors.ts',
+      'lib/records/recordId.ts',
     ],
-    tests: ['tests/intake/**/*.test.ts'],
+    tests: ['tests/intake/**/*.test.ts', 'tests/concurrency/**/*.test.ts'],
   },
   {
     name: 'delivery',
@@ -80,12 +81,12 @@ export const targets = [
   {
     // recordAttempt and reopenFailedRecord, which write the events' outbox, are in `delivery` (statusUpdates.ts).
     name: 'events',
-    mutate: ['lib/events/stateChange.ts', 'lib/events/publish.ts'],
+    mutate: ['lib/events/stateChange.ts', 'lib/outbox/publish.ts', 'lib/records/stateChange.ts'],
     tests: ['tests/events/**/*.test.ts', 'tests/store/statusUpdates.test.ts'],
   },
   {
     name: 'retention',
-    mutate: ['lib/retention/**/*.ts'],
+    mutate: ['lib/retention/**/*.ts', 'lib/records/retention.ts'],
     tests: ['tests/retention/**/*.test.ts'],
   },
 ];

@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     globalSetup: ['tests/support/globalSetup.ts'],
     // Tees every worker's stdout and stderr into files that globalSetup scans for personal data at the end.
-    setupFiles: ['tests/support/logCapture.ts'],
+    // freshSettings: the service reads each setting once; every test starts with what the environment says now.
+    setupFiles: ['tests/support/logCapture.ts', 'tests/support/freshSettings.ts'],
     // Short delivery backoff and few attempts, so that retry and dead-letter paths run in seconds.
     env: {
       DELIVERY_MAX_ATTEMPTS: '3',

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { queuedRecordOf } from '../lib/queue/queuedRecord.ts';
 import { sendRecords } from '../lib/queue/sendRecords.ts';
-import type { StatusRecord } from '../lib/store/types.ts';
+import type { StatusRecord } from '../lib/records/types.ts';
 import { validateCaseRecord } from '../lib/validation/caseRecord.ts';
 import { caseInput } from '../tests/factories/records.ts';
 import { seedStatusRecords } from '../tests/support/seedStatus.ts';

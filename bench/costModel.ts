@@ -127,10 +127,11 @@ const child = async (): Promise<Measured> => {
   const cases = validateCaseRecord(caseInput());
   if (!sales.ok || !cases.ok) throw new Error('factory records invalid');
   const now = new Date('2026-11-22T12:00:00.000Z');
-  const { pendingChangeOf, stateChangeOf } = await import('../lib/events/stateChange.ts');
-  const { retentionTimes } = await import('../lib/retention/settings.ts');
+  const { stateChangeOf } = await import('../lib/events/stateChange.ts');
+  const { pendingChangeOf } = await import('../lib/records/stateChange.ts');
+  const { retentionTimes } = await import('../lib/records/retention.ts');
   const { withoutPersonalData } = await import('../lib/retention/personalFields.ts');
-  const { statusKeyOf } = await import('../lib/store/statusKey.ts');
+  const { statusKeyOf } = await import('../lib/records/keys.ts');
   // The shapes lib/store/statusUpdates.ts writes (its expressions, applied here to objects).
   const lifecycle = (kind: 'salesRegistration' | 'caseRecord', record: object, downstreamId: string) => {
     const id = randomUUID().replaceAll('-', '');

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { type ApiKeysSource, apiKeysSource } from '../settings/settings.ts';
 import { SecretProvider } from './secretProvider.ts';
 
 /** How long the key list is reused before it is read again (a new or revoked key takes effect within it). */
@@ -18,18 +19,18 @@ const secretProvider = (): SecretProvider => {
  * The API keys by client name: from the Secrets Manager secret named by `API_KEYS_SECRET` on AWS (Powertools
  * Parameters, cached 5 minutes), or from the JSON file named by `API_KEYS_FILE` locally (re-read as often).
  */
-export const loadApiKeys = async (env = process.env): Promise<KeyList> => {
-  if (env.API_KEYS_SECRET) {
+export const loadApiKeys = async (source: ApiKeysSource = apiKeysSource()): Promise<KeyList> => {
+  if (source.secret) {
     return (
-      ((await secretProvider().get(env.API_KEYS_SECRET, {
+      ((await secretProvider().get(source.secret, {
         transform: 'json',
         maxAge: KEYS_MAX_AGE_SECONDS,
       })) as KeyList | undefined) ?? {}
     );
   }
-  if (env.API_KEYS_FILE) {
+  if (source.file) {
     if (!localKeys || Date.now() - localKeys.at > KEYS_MAX_AGE_SECONDS * 1000) {
-      localKeys = { at: Date.now(), keys: JSON.parse(await readFile(env.API_KEYS_FILE, 'utf8')) as KeyList };
+      localKeys = { at: Date.now(), keys: JSON.parse(await readFile(source.file, 'utf8')) as KeyList };
     }
     return localKeys.keys;
   }

@@ -1,7 +1,7 @@
-import { queueUrlFor } from '../config.ts';
 import { messageBody } from '../queue/sendRecords.ts';
+import type { StatusRecord } from '../records/types.ts';
+import { queueUrlFor } from '../settings/settings.ts';
 import { claimRecord } from '../store/statusUpdates.ts';
-import type { StatusRecord } from '../store/types.ts';
 import { sendToDeadLetterQueue } from './deadLetters.ts';
 import { DeliveryRetryLater } from './errors.ts';
 import { type BatchContext, changeVisibility, keysOf, type ReadMessage } from './message.ts';

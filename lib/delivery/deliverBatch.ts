@@ -4,9 +4,9 @@ import { DEFAULT_ERP_BATCH_SIZE, erpConfigFromEnv } from '../downstream/erp/inde
 import type { DeliveryOutcome } from '../downstream/types.ts';
 import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
 import { downstreamHolds } from '../outage/hold.ts';
-import { outageSettings } from '../outage/settings.ts';
 import type { DeliveryPermit } from '../outage/types.ts';
-import { dueAfter } from '../reconcile/settings.ts';
+import { dueAfter } from '../records/due.ts';
+import { outageSettings } from '../settings/settings.ts';
 import { type Settled, settleBounded } from './bounded.ts';
 import { type ClaimedMessage, claimMessage } from './claimMessage.ts';
 import { type DownstreamDelivery, deliverAllToDownstream, downstreamOf } from './downstreams.ts';

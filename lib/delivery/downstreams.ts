@@ -2,7 +2,8 @@ import type { ApiUsage } from '../downstream/crm/index.ts';
 import { type CrmClient, createCrmClient, crmConfigFromEnv } from '../downstream/crm/index.ts';
 import { createErpClient, type ErpClient, erpConfigFromEnv } from '../downstream/erp/index.ts';
 import type { BatchDelivery, DeliveryOutcome } from '../downstream/types.ts';
-import type { StatusRecord } from '../store/types.ts';
+import type { StatusRecord } from '../records/types.ts';
+import { environment, resetSettings } from '../settings/environment.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { readSecrets } from './secrets.ts';
 
@@ -14,10 +15,11 @@ import { readSecrets } from './secrets.ts';
 let erp: { client: ErpClient; secret: string } | undefined;
 let crm: { client: CrmClient; secret: string } | undefined;
 
-/** Forgets the cached clients (their tokens); for tests that change settings. */
+/** Forgets the cached clients (their tokens) and the settings read; for tests that change settings. */
 export const resetDownstreamClients = (): void => {
   erp = undefined;
   crm = undefined;
+  resetSettings();
 };
 
 /** Which downstream system a kind of record goes to, for logs and metrics. */
@@ -28,7 +30,7 @@ export const downstreamOf = (kind: RecordKind): 'erp' | 'crm' =>
 const erpClient = async (): Promise<ErpClient> => {
   const { ERP_PASSWORD: secret = '' } = await readSecrets(['ERP_PASSWORD']);
   if (erp?.secret !== secret) {
-    erp = { client: createErpClient(erpConfigFromEnv({ ...process.env, ERP_PASSWORD: secret })), secret };
+    erp = { client: createErpClient(erpConfigFromEnv({ ...environment(), ERP_PASSWORD: secret })), secret };
   }
   return erp.client;
 };
@@ -37,7 +39,7 @@ const crmClient = async (): Promise<CrmClient> => {
   const { CRM_CLIENT_SECRET: secret = '' } = await readSecrets(['CRM_CLIENT_SECRET']);
   if (crm?.secret !== secret) {
     crm = {
-      client: createCrmClient(crmConfigFromEnv({ ...process.env, CRM_CLIENT_SECRET: secret })),
+      client: createCrmClient(crmConfigFromEnv({ ...environment(), CRM_CLIENT_SECRET: secret })),
       secret,
     };
   }

@@ -2,14 +2,13 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSRecord } from 'aws-lambda';
 import { sqsClient } from '../aws/clients.ts';
 import { ChangeMessageVisibilityCommand } from '../aws/jsonProtocol/sqs.ts';
-import { queueUrlFor } from '../config.ts';
 import type { OutcomeTally } from '../observability/metrics.ts';
 import type { DownstreamHolds } from '../outage/hold.ts';
-import type { OutageSettings } from '../outage/settings.ts';
 import { readQueuedRecord } from '../queue/queuedRecord.ts';
+import type { DeliverySettings, OutageSettings } from '../settings/settings.ts';
+import { queueUrlFor } from '../settings/settings.ts';
 import type { QueuedRecord } from '../types.ts';
 import { MalformedMessageError } from './errors.ts';
-import type { DeliverySettings } from './settings.ts';
 
 /**
  * Reads a message body as the record it names (lib/queue/queuedRecord.ts); anything else is refused. Content an

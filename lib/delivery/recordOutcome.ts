@@ -1,16 +1,16 @@
-import { queueUrlFor } from '../config.ts';
 import type { DeliveryOutcome } from '../downstream/types.ts';
-import { publishAfterOutcome } from '../events/publish.ts';
 import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
 import type { HoldState } from '../outage/types.ts';
+import { publishAfterOutcome } from '../outbox/publish.ts';
 import { messageBody } from '../queue/sendRecords.ts';
-import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
+import { dueAfter } from '../records/due.ts';
+import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
 import { type AttemptOutcome, recordAttempt } from '../store/statusUpdates.ts';
 import type { ClaimedMessage } from './claimMessage.ts';
 import { sendToDeadLetterQueue } from './deadLetters.ts';
 import { DeliveryHeld, DeliveryRetryLater } from './errors.ts';
 import { type BatchContext, changeVisibility, keysOf } from './message.ts';
-import { retryDelaySeconds } from './settings.ts';
+import { retryDelaySeconds } from './retryDelay.ts';
 
 /** When the outcome was decided, and the downstream's hold as it stood after the call was counted. */
 export interface OutcomeContext {

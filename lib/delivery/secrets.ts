@@ -1,4 +1,5 @@
 import { getParameter } from '@aws-lambda-powertools/parameters/ssm';
+import { type Environment, environment } from '../settings/environment.ts';
 
 /** How long a secret read from Parameter Store is reused before it is read again (rotation takes effect). */
 const SECRET_MAX_AGE_SECONDS = 300;
@@ -13,7 +14,7 @@ const SECRET_MAX_AGE_SECONDS = 300;
  */
 export const readSecrets = async (
   names: string[],
-  env: NodeJS.ProcessEnv = process.env,
+  env: Environment = environment(),
 ): Promise<Record<string, string | undefined>> => {
   const entries = await Promise.all(
     names.map(async (name) => {

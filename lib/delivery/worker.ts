@@ -3,9 +3,9 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { logger } from '../observability/logger.ts';
 import { OutcomeTally } from '../observability/metrics.ts';
 import type { DownstreamHolds } from '../outage/hold.ts';
+import { deliverySettings } from '../settings/settings.ts';
 import { deliverMessages } from './deliverBatch.ts';
 import { DeliveryHeld } from './errors.ts';
-import { deliverySettings } from './settings.ts';
 
 /**
  * Creates the delivery worker (see {@link deliveryWorker}); `holds` lets a test run two worker instances, each with

@@ -1,4 +1,4 @@
-import type { RecordStatus } from '../store/types.ts';
+import type { RecordStatus } from '../records/types.ts';
 import type { RecordKind } from '../types.ts';
 
 /**
@@ -30,15 +30,3 @@ export interface RecordStateChanged {
   FrameNum?: string;
   DealerId?: number;
 }
-
-/**
- * A change of state as it waits in a record's outbox: only what the record itself does not say (its id, kind,
- * owner, acceptance time, frame number and dealer are read from the record when the event is published). Kept
- * small, so that the outcome's write and the outbox's emptying stay within one write unit.
- */
-export type PendingEvent = Pick<
-  RecordStateChanged,
-  'state' | 'previousState' | 'attempts' | 'at' | 'downstreamId' | 'error'
-> &
-  // Absent only in an outbox written before sequences were numbered (published as 0: older than any numbered one).
-  Partial<Pick<RecordStateChanged, 'sequence'>>;

@@ -2,9 +2,9 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
 import type { RecordStateChanged } from '../events/types.ts';
 import { type WebhookEvent, webhookEventOf, webhookIdOf } from '../events/webhookEvent.ts';
+import { recordsTable } from '../settings/settings.ts';
 import { FEED_WINDOW_MS, FEED_WRITE_MAX_MS } from './constants.ts';
 import { feedKeyOf, feedPkOf } from './feedKey.ts';
 

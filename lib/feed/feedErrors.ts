@@ -1,8 +1,8 @@
 import { dynamoClient } from '../aws/clients.ts';
 import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
+import type { HistoryEntry } from '../records/types.ts';
+import { recordsTable } from '../settings/settings.ts';
 import { conditionally } from '../store/table.ts';
-import type { HistoryEntry } from '../store/types.ts';
 import { feedPkOf } from './feedKey.ts';
 
 /**

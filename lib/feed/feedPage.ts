@@ -1,6 +1,6 @@
 import { dynamoClient } from '../aws/clients.ts';
 import { QueryCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
+import { recordsTable } from '../settings/settings.ts';
 import type { Item } from '../store/table.ts';
 import { FEED_INDEX, FEED_SETTLE_MS, FEED_WINDOW_MS } from './constants.ts';
 import type { FeedEvent } from './feedEntries.ts';

@@ -1,7 +1,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { debugMode } from '../config.ts';
 import { errorSummary, logger } from '../observability/logger.ts';
+import { debugMode } from '../settings/settings.ts';
 import { RequestRefused } from './errors.ts';
 import type { ErrorShape } from './shapes.ts';
 

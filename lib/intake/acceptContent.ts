@@ -1,3 +1,4 @@
+import type { StatusRecord } from '../records/types.ts';
 import type { CallOptions } from '../store/statusRecords.ts';
 import {
   getStatusRecord,
@@ -6,7 +7,6 @@ import {
   putStatusRecordIfAbsent,
   readContentSlot,
 } from '../store/statusRecords.ts';
-import type { StatusRecord } from '../store/types.ts';
 import type { CaseRecord, SalesRegistration } from '../types.ts';
 import { DUPLICATE_WINDOW_MS, MAX_GENERATIONS_PER_REQUEST } from './constants.ts';
 import { generationId } from './recordIds.ts';

@@ -1,17 +1,16 @@
-import { queueUrlFor } from '../config.ts';
+import { inParallel } from '../concurrency/inParallel.ts';
 import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
-import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
-import { frameKeyOf } from '../store/frameRecords.ts';
-import { statusKeyOf } from '../store/statusKey.ts';
+import { dueAfter } from '../records/due.ts';
+import { frameKeyOf, statusKeyOf } from '../records/keys.ts';
+import type { StatusRecord } from '../records/types.ts';
+import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
 import type { CallOptions } from '../store/statusRecords.ts';
 import { putStatusRecordIfAbsent } from '../store/statusRecords.ts';
-import type { StatusRecord } from '../store/types.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { acceptContent } from './acceptContent.ts';
 import { isAwsUnavailable, QueueUnavailableError } from './errors.ts';
 import { holdIdempotencyKey } from './idempotencyHold.ts';
-import { inParallel } from './inParallel.ts';
 import { nameKeyedRecord } from './nameKeyedRecord.ts';
 import { contentId, keyedId, sha256 } from './recordIds.ts';
 

@@ -1,3 +1,4 @@
+import type { ContentAlias, StatusRecord } from '../records/types.ts';
 import type { CallOptions } from '../store/statusRecords.ts';
 import {
   isContentAlias,
@@ -5,7 +6,6 @@ import {
   putContentAliasIfAbsent,
   readContentSlot,
 } from '../store/statusRecords.ts';
-import type { ContentAlias, StatusRecord } from '../store/types.ts';
 import { MAX_GENERATIONS_PER_REQUEST } from './constants.ts';
 import { generationId } from './recordIds.ts';
 

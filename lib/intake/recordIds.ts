@@ -50,6 +50,3 @@ export const generationId = (firstId: string, generation: number): string =>
  */
 export const keyedId = (keyHash: string, contentIdOfRecord: string): string =>
   sha256(`${keyHash}\n${contentIdOfRecord}`).slice(0, 32);
-
-/** What a record id looks like: 32 lower-case hex characters, always. */
-export const RECORD_ID_PATTERN = '^[0-9a-f]{32}$';

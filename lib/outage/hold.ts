@@ -1,8 +1,8 @@
+import { type OutageSettings, outageSettings } from '../settings/settings.ts';
 import type { TableReader } from '../store/statusIndex.ts';
 import { MAX_WRITE_ROUNDS } from './constants.ts';
 import { claimProbeWrite, readHold, readHolds, writeHold } from './holdStore.ts';
 import { type HoldEvent, holdAfterAll } from './rules.ts';
-import { type OutageSettings, outageSettings } from './settings.ts';
 import type {
   DeliveryPermit,
   Downstream,

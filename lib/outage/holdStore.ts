@@ -2,7 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { GetItemCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
+import { recordsTable } from '../settings/settings.ts';
 import { projectionOf } from '../store/operatorAttributes.ts';
 import type { TableReader } from '../store/statusIndex.ts';
 import { batchGetItems, conditionally, type Item } from '../store/table.ts';

@@ -1,4 +1,4 @@
-import type { OutageSettings } from './settings.ts';
+import type { OutageSettings } from '../settings/settings.ts';
 import type { ApiUsage, Downstream, HoldRecord, HoldTransition, NotedOutcome } from './types.ts';
 
 /** What the hold learns from one answer (or one failed call) of its downstream. */

@@ -2,7 +2,7 @@ import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 
 /*
  * THE classification of every field of both record kinds: kept (not personal), or personal with the kind of value
- * it holds. It alone decides both what the downstream adapters blank out of error texts (lib/downstream/errorText.ts)
+ * it holds. It alone decides both what the downstream adapters blank out of error texts (lib/privacy/redaction.ts)
  * and what the purge keeps of a record (lib/retention); there is no other list. A field it does not name (a field
  * added to a schema and not yet decided about) is personal, as free text.
  *
@@ -16,7 +16,7 @@ import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
  */
 
 /**
- * What a personal value is, which decides the forms it is looked for in (lib/downstream/errorText.ts): a `name`
+ * What a personal value is, which decides the forms it is looked for in (lib/privacy/redaction.ts): a `name`
  * also by each of its parts alone; an `email`, `phone` or `date` in the ways systems write them; `text` as a whole
  * (a long text by its first 120 characters); a `code` (a value from a short list: sex, title) as a whole word, and
  * when shorter than 3 characters only in its own case or upper case ('M' of Sex is not the 'm' of "5 m").

@@ -1,4 +1,4 @@
-import type { StatusRecord } from '../store/types.ts';
+import type { StatusRecord } from '../records/types.ts';
 import type { QueuedRecord, RecordKind } from '../types.ts';
 
 const KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];

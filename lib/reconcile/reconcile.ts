@@ -1,16 +1,17 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { queueUrlFor } from '../config.ts';
 import { metrics, reportDownstreamHeld } from '../observability/metrics.ts';
 import { DOWNSTREAM_OF_KIND, DOWNSTREAMS } from '../outage/constants.ts';
 import { readHolds } from '../outage/holdStore.ts';
 import type { Downstream, HoldRecord } from '../outage/types.ts';
 import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
+import { dueAfter } from '../records/due.ts';
+import type { StatusRecord } from '../records/types.ts';
+import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
 import { openRecordIds, postponeDue, undoPostpone } from '../store/openRecords.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
-import type { StatusRecord } from '../store/types.ts';
 import type { RecordKind } from '../types.ts';
-import { dueAfter, reconcileSettings, requeueDelaySeconds } from './settings.ts';
+import { requeueDelaySeconds } from './requeueDelay.ts';
 
 const KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
 

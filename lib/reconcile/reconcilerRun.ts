@@ -1,4 +1,4 @@
-import { type DueEventsResult, publishDueEvents } from '../events/publish.ts';
+import { type DueEventsResult, publishDueEvents } from '../outbox/publish.ts';
 import { type PurgeResult, purgePersonalData } from '../retention/purge.ts';
 import { type ReconcileResult, reconcileOpenRecords } from './reconcile.ts';
 
@@ -16,7 +16,7 @@ const reported = <T>(step: Promise<T>): Promise<StepResult<T>> => step.catch((er
 
 /**
  * One run of the reconciler, as the scheduled function makes it on AWS every minute and `npm start` at its
- * interval: publishes the state changes left in records' outboxes (lib/events/publish.ts), removes personal data
+ * interval: publishes the state changes left in records' outboxes (lib/outbox/publish.ts), removes personal data
  * past its retention (lib/retention/purge.ts), then queues again the `accepted` records nobody has queued or worked
  * on in time (lib/reconcile/reconcile.ts). Each step has its own bound per run and none waits for or is stopped by
  * another: the re-queue comes last, so a large backlog of records to queue again never delays the events or the

@@ -5,14 +5,15 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { publishAfterOutcome } from '../events/publish.ts';
+import { publishAfterOutcome } from '../outbox/publish.ts';
 import { queuedRecordOf, readQueuedRecord } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
-import { dueAfter, reconcileSettings } from '../reconcile/settings.ts';
+import { dueAfter } from '../records/due.ts';
+import type { StatusRecord } from '../records/types.ts';
+import { reconcileSettings } from '../settings/settings.ts';
 import { statusRecordsIn } from '../store/statusIndex.ts';
 import { getStatusRecord } from '../store/statusRecords.ts';
 import { reopenFailedRecord } from '../store/statusUpdates.ts';
-import type { StatusRecord } from '../store/types.ts';
 import type { QueuedRecord, RecordKind } from '../types.ts';
 
 /** Reopened records are due for the reconciler this long after the redrive, unless their message comes back first. */

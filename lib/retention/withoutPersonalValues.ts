@@ -1,6 +1,6 @@
-import { safeErrorText } from '../downstream/errorText.ts';
 import { personalValuesOf } from '../privacy/fieldClassification.ts';
-import type { StatusRecord } from '../store/types.ts';
+import { safeErrorText } from '../privacy/redaction.ts';
+import type { StatusRecord } from '../records/types.ts';
 
 /** What the purge writes of a settled record: its kept fields, and every stored text without its personal values. */
 export type PurgedParts = Pick<StatusRecord, 'error' | 'history' | 'pendingEvents'>;

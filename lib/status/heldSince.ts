@@ -1,7 +1,7 @@
 import { errorSummary, logger } from '../observability/logger.ts';
 import { DOWNSTREAM_OF_KIND } from '../outage/constants.ts';
 import { type DownstreamHolds, downstreamHolds } from '../outage/hold.ts';
-import type { RecordStatus } from '../store/types.ts';
+import type { RecordStatus } from '../records/types.ts';
 import type { RecordKind } from '../types.ts';
 
 /**

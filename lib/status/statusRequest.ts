@@ -3,9 +3,9 @@ import { callerName } from '../clients/types.ts';
 import { type CallerContext, callerOf } from '../http/callerIdentity.ts';
 import { RequestRefused } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
-import { RECORD_ID_PATTERN } from '../intake/recordIds.ts';
+import { RECORD_ID_PATTERN } from '../records/recordId.ts';
+import type { StatusRecord } from '../records/types.ts';
 import { getStatusRecord } from '../store/statusRecords.ts';
-import type { StatusRecord } from '../store/types.ts';
 import { heldSinceOf } from './heldSince.ts';
 
 /**

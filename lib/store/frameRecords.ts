@@ -1,9 +1,10 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { QueryCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
+import { frameKeyOf } from '../records/keys.ts';
+import type { StatusRecord } from '../records/types.ts';
+import { recordsTable } from '../settings/settings.ts';
 import type { Item } from './table.ts';
-import type { StatusRecord } from './types.ts';
 
 /**
  * The sparse global secondary index of sales records by owner and frame number: partition key `frameKey`
@@ -15,15 +16,6 @@ export const FRAME_INDEX = 'frame';
 
 /** The attributes the `frame` index projects besides its keys and the table's `pk`: a status view's. */
 export const FRAME_INDEX_ATTRIBUTES = ['id', 'status', 'attempts', 'updatedAt', 'downstreamId', 'error'];
-
-/**
- * The `frame` index's partition key of a sales record: its owner and its (trimmed) frame number. Client names
- * hold no `#` (config/clients.json), so the key names one owner and one frame.
- *
- * @example
- * frameKeyOf('example-dealer', 'TESTFRAME00000001') // 'example-dealer#TESTFRAME00000001'
- */
-export const frameKeyOf = (owner: string, frameNum: string): string => `${owner}#${frameNum}`;
 
 /** What the `frame` index holds of a status record. */
 export type FrameIndexEntry = Pick<

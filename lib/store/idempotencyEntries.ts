@@ -1,11 +1,11 @@
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
+import type { IdempotencyEntry, IdempotencyState } from '../records/types.ts';
+import { recordsTable } from '../settings/settings.ts';
 import type { RecordKind } from '../types.ts';
 import type { CallOptions } from './statusRecords.ts';
 import { conditionally } from './table.ts';
-import type { IdempotencyEntry, IdempotencyState } from './types.ts';
 
 /** Partition key of an idempotency entry: the caller's key is hashed, so any text is a safe key. */
 export const idempotencyPk = (kind: RecordKind, keyHash: string): string => `idem#${kind}#${keyHash}`;

@@ -1,6 +1,6 @@
 import { dynamoClient } from '../aws/clients.ts';
 import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
+import { recordsTable } from '../settings/settings.ts';
 import type { RecordKind } from '../types.ts';
 import { type DueIndex, dueIds } from './sparseIndex.ts';
 import { conditionally } from './table.ts';

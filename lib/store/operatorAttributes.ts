@@ -1,6 +1,6 @@
 /**
  * The attributes of the records table that hold no personal data: every top-level attribute of a status record
- * (lib/store/types.ts), of a content alias and of a downstream's hold, except `record`, the normalised record with the customer's fields.
+ * (lib/records/types.ts), of a content alias and of a downstream's hold, except `record`, the normalised record with the customer's fields.
  * The operators' role (serverless.yml OperationsRole) may read and write only these (IAM's `dynamodb:Attributes`),
  * and the operators' tools on AWS name exactly these in their reads (ProjectionExpression), so what a person can see
  * on AWS is what the purge would leave (`error` and `history` carry downstream texts with personal data removed).

@@ -1,6 +1,6 @@
 import { dynamoClient } from '../aws/clients.ts';
 import { QueryCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
+import { recordsTable } from '../settings/settings.ts';
 import type { RecordKind } from '../types.ts';
 import type { Item } from './table.ts';
 

@@ -7,20 +7,27 @@ import type {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { GetItemCommand, QueryCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
+import { frameKeyOf, statusKeyOf } from '../records/keys.ts';
+import type { RecordStatus, StatusRecord } from '../records/types.ts';
+import { recordsTable } from '../settings/settings.ts';
 import type { RecordKind } from '../types.ts';
-import { FRAME_INDEX, frameKeyOf } from './frameRecords.ts';
+import { FRAME_INDEX } from './frameRecords.ts';
 import { OPERATOR_ATTRIBUTES, projectionOf } from './operatorAttributes.ts';
-import { STATUS_INDEX, statusKeyOf } from './statusKey.ts';
 import { getStatusRecords } from './statusRecords.ts';
 import type { Item } from './table.ts';
-import type { RecordStatus, StatusRecord } from './types.ts';
 
 /*
  * Look-ups of status records for operations, through the `status` index (partition key `<kind>#<status>`, sort key
- * `acceptedAt`, lib/store/statusKey.ts) and the `frame` index: never a table scan. The index projects what a listing
+ * `acceptedAt`, lib/records/keys.ts statusKeyOf) and the `frame` index: never a table scan. The index projects what a listing
  * shows (INCLUDE), never `record`, so a listing reads no personal data.
  */
+
+/**
+ * The global secondary index of every status record by kind and state: partition key `statusKey`
+ * (`<kind>#<status>`, lib/records/keys.ts statusKeyOf), sort key `acceptedAt`. Operations list and count records by
+ * state through it, never by a scan.
+ */
+export const STATUS_INDEX = 'status';
 
 /** Every state a record can be in, in the order of its life. */
 export const RECORD_STATUSES: readonly RecordStatus[] = ['accepted', 'delivered', 'rejected', 'failed'];

@@ -1,10 +1,9 @@
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
-import { retentionSettings } from '../retention/settings.ts';
+import type { ContentAlias, StatusRecord } from '../records/types.ts';
+import { recordsTable, retentionSettings } from '../settings/settings.ts';
 import { batchGetItems, conditionally, type Item } from './table.ts';
-import type { ContentAlias, StatusRecord } from './types.ts';
 
 /** Options of a call made on behalf of a request with a deadline. */
 export interface CallOptions {

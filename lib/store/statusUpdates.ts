@@ -2,13 +2,13 @@ import type { AttributeValue, UpdateItemCommandInput } from '@aws-sdk/client-dyn
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { ConditionalCheckFailedException, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
-import { nextSequenceOf, pendingChangeOf } from '../events/stateChange.ts';
-import { dueAfter } from '../reconcile/settings.ts';
-import { retentionTimes } from '../retention/settings.ts';
-import { statusKeyOf } from './statusKey.ts';
+import { dueAfter } from '../records/due.ts';
+import { statusKeyOf } from '../records/keys.ts';
+import { retentionTimes } from '../records/retention.ts';
+import { nextSequenceOf, pendingChangeOf } from '../records/stateChange.ts';
+import type { HistoryEntry, RecordStatus, StatusRecord } from '../records/types.ts';
+import { recordsTable } from '../settings/settings.ts';
 import { fromItem, getStatusRecord } from './statusRecords.ts';
-import type { HistoryEntry, RecordStatus, StatusRecord } from './types.ts';
 
 /** What claiming a record for delivery found. */
 export type ClaimResult =

@@ -5,7 +5,7 @@ import {
   BatchWriteItemCommand,
   ConditionalCheckFailedException,
 } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
+import { recordsTable } from '../settings/settings.ts';
 import { projectionOf } from './operatorAttributes.ts';
 
 /** DynamoDB's limits per call. */

@@ -1,6 +1,7 @@
 /** A client's webhook secrets on AWS: the Secrets Manager secret `<WEBHOOK_SECRETS_PREFIX><client>`, cached. */
 import { SecretProvider } from '../clients/secretProvider.ts';
-import { required } from '../settings.ts';
+import type { Environment } from '../settings/environment.ts';
+import { webhookSecretsPrefix } from '../settings/settings.ts';
 import { parseWebhookSecrets, type WebhookSecrets } from './secrets.ts';
 
 /** How long a read secret is reused (a rotation reaches the dispatcher within it; the window is hours). */
@@ -16,8 +17,8 @@ let provider: SecretProvider | undefined;
  * webhookSecretName('example-dealer', { WEBHOOK_SECRETS_PREFIX: 'dealer-gateway/prod/webhooks/' })
  * // 'dealer-gateway/prod/webhooks/example-dealer'
  */
-export const webhookSecretName = (client: string, env: NodeJS.ProcessEnv = process.env): string =>
-  `${required('WEBHOOK_SECRETS_PREFIX', env.WEBHOOK_SECRETS_PREFIX)}${client}`;
+export const webhookSecretName = (client: string, env?: Environment): string =>
+  `${webhookSecretsPrefix(env)}${client}`;
 
 /**
  * Reads and checks a client's secrets (Powertools Parameters' cache, 5 minutes). Throws naming the client when

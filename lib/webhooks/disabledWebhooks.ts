@@ -4,7 +4,7 @@
  */
 import { dynamoClient } from '../aws/clients.ts';
 import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../config.ts';
+import { recordsTable } from '../settings/settings.ts';
 
 /** Why and since when a client's webhook is off. */
 export interface WebhookDisabled {

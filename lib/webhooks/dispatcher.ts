@@ -11,7 +11,7 @@ import { sqsClient } from '../aws/clients.ts';
 import { ChangeMessageVisibilityCommand } from '../aws/jsonProtocol/sqs.ts';
 import { errorSummary, logger } from '../observability/logger.ts';
 import { metrics } from '../observability/metrics.ts';
-import { required } from '../settings.ts';
+import { webhookQueueUrl, webhookSecretsPrefix } from '../settings/settings.ts';
 import { loadAwsWebhookSecrets } from './awsSecrets.ts';
 import { tableWebhookSwitch, type WebhookSwitch } from './disabledWebhooks.ts';
 import {
@@ -31,7 +31,7 @@ class WebhookGivenUp extends Error {
 
 /** The queue's ARN (`arn:aws:sqs:<region>:<account>:<name>`) → its URL, for ChangeMessageVisibility. */
 const queueUrlOf = (record: SQSRecord): string => {
-  const configured = process.env.WEBHOOK_QUEUE_URL;
+  const configured = webhookQueueUrl();
   if (configured) return configured;
   const [, , , region, account, name] = record.eventSourceARN.split(':');
   return `https://sqs.${region}.amazonaws.com/${account}/${name}`;
@@ -57,7 +57,7 @@ export const createWebhookDispatcher = (overrides: Partial<DispatchDependencies>
   const limiter = createRateLimiter();
   let flags: WebhookSwitch | undefined;
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-    required('WEBHOOK_SECRETS_PREFIX', process.env.WEBHOOK_SECRETS_PREFIX);
+    webhookSecretsPrefix();
     flags ??= tableWebhookSwitch();
     const deps: DispatchDependencies = {
       targetOf: configuredTarget,

@@ -3,7 +3,8 @@
  * while a secret is being rotated, the previous one beside it until the rotation window has passed.
  */
 import { randomBytes } from 'node:crypto';
-import { positiveInteger } from '../settings.ts';
+import type { Environment } from '../settings/environment.ts';
+import { webhookRotationHours } from '../settings/settings.ts';
 
 /** The prefix of every Standard Webhooks secret. */
 export const SECRET_PREFIX = 'whsec_';
@@ -96,8 +97,7 @@ export const newWebhookSecret = (): string => `${SECRET_PREFIX}${randomBytes(32)
  * @example
  * rotationWindowMs({ WEBHOOK_ROTATION_HOURS: '1' }) // 3_600_000
  */
-export const rotationWindowMs = (env: NodeJS.ProcessEnv = process.env): number =>
-  positiveInteger('WEBHOOK_ROTATION_HOURS', env.WEBHOOK_ROTATION_HOURS, 24) * 3_600_000;
+export const rotationWindowMs = (env?: Environment): number => webhookRotationHours(env) * 3_600_000;
 
 /**
  * The secrets that sign now: the current one, and the previous one while the rotation window lasts.

@@ -8,10 +8,10 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { outageSettings } from '../../lib/outage/settings.ts';
 import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
 import { runReconciler } from '../../lib/reconcile/reconcilerRun.ts';
-import { positiveInteger } from '../../lib/settings.ts';
+import { positiveInteger } from '../../lib/settings/parsers.ts';
+import { outageSettings } from '../../lib/settings/settings.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { localClientConfig } from './aws.ts';

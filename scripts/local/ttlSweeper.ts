@@ -7,8 +7,8 @@
  */
 import { dynamoClient } from '../../lib/aws/clients.ts';
 import { DeleteItemCommand, ScanCommand } from '../../lib/aws/jsonProtocol/dynamodb.ts';
-import { recordsTable } from '../../lib/config.ts';
-import { positiveInteger } from '../../lib/settings.ts';
+import { positiveInteger } from '../../lib/settings/parsers.ts';
+import { recordsTable } from '../../lib/settings/settings.ts';
 import { conditionally, type Item } from '../../lib/store/table.ts';
 
 /** The TTL attribute of the records table (serverless.yml, TimeToLiveSpecification). */

@@ -2,7 +2,7 @@
  * How the local event bus retries a webhook: lib/webhooks' schedule (3 days, doubling windows, full jitter), with
  * shorter windows by default so that a webhook coming back is called again soon on a developer's machine.
  */
-import { positiveInteger } from '../../lib/settings.ts';
+import { positiveInteger } from '../../lib/settings/parsers.ts';
 import type { RetrySchedule } from '../../lib/webhooks/retrySchedule.ts';
 
 export interface WebhookRetrySettings extends RetrySchedule {

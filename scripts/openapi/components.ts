@@ -4,7 +4,7 @@
  */
 
 import { RETRY_AFTER_SECONDS } from '../../lib/http/shapes.ts';
-import { RECORD_ID_PATTERN } from '../../lib/intake/recordIds.ts';
+import { RECORD_ID_PATTERN } from '../../lib/records/recordId.ts';
 import caseRecordFile from '../../schemas/caseRecord.schema.json' with { type: 'json' };
 import recordStateChangedFile from '../../schemas/events/recordStateChanged.schema.json' with {
   type: 'json',

@@ -9,7 +9,7 @@ import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, FEED_LIMIT_MIN } from '../../lib/fe
 import { cursorOf } from '../../lib/feed/feedCursor.ts';
 import { feedKeyOf } from '../../lib/feed/feedKey.ts';
 import { statusShape } from '../../lib/http/shapes.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
+import type { StatusRecord } from '../../lib/records/types.ts';
 import { ref } from './components.ts';
 import { bodyOf, EXAMPLE_REFERENCE, example } from './examples.ts';
 import { markdown } from './markdown.ts';

@@ -6,7 +6,7 @@
 
 import { stateChangeOf } from '../../lib/events/stateChange.ts';
 import { webhookEventOf, webhookIdOf } from '../../lib/events/webhookEvent.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
+import type { StatusRecord } from '../../lib/records/types.ts';
 import { markdown } from './markdown.ts';
 import type { JsonObject } from './schemaConversion.ts';
 

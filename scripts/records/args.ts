@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
+import type { RecordStatus } from '../../lib/records/types.ts';
 import { RECORD_KINDS, RECORD_STATUSES } from '../../lib/store/statusIndex.ts';
-import type { RecordStatus } from '../../lib/store/types.ts';
 import { DEFAULT_REGION, KIND_NAMES } from './constants.ts';
 import { UsageError } from './errors.ts';
 import type { RecordsOptions } from './types.ts';

@@ -1,6 +1,6 @@
+import type { HistoryEntry, RecordStatus, StatusRecord } from '../../lib/records/types.ts';
 import { withoutPersonalData } from '../../lib/retention/personalFields.ts';
 import type { StatusIndexEntry } from '../../lib/store/statusIndex.ts';
-import type { HistoryEntry, RecordStatus, StatusRecord } from '../../lib/store/types.ts';
 import type { RecordKind } from '../../lib/types.ts';
 import { DETAIL_WIDTH, KIND_LABELS, MASK } from './constants.ts';
 import type { CountedHolds } from './holds.ts';

@@ -1,4 +1,4 @@
-import type { RecordStatus } from '../../lib/store/types.ts';
+import type { RecordStatus } from '../../lib/records/types.ts';
 import type { RecordKind } from '../../lib/types.ts';
 
 /** What `npm run records` was asked to do, as parsed from its arguments (scripts/records/args.ts). */

@@ -12,7 +12,7 @@ import { createDeliveryWorker } from '../../lib/delivery/worker.ts';
 import { logger } from '../../lib/observability/logger.ts';
 import { createDownstreamHolds, type DownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
 import { readHold } from '../../lib/outage/holdStore.ts';
-import { reconcileSettings } from '../../lib/reconcile/settings.ts';
+import { reconcileSettings } from '../../lib/settings/settings.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';

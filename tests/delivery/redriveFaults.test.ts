@@ -7,9 +7,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { StatusRecord } from '../../lib/records/types.ts';
 import { redriveByHand } from '../../lib/redrive/redrive.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
 import { localClientConfig } from '../../scripts/local/aws.ts';
 import { caseInput } from '../factories/records.ts';
 import { startFaultyProxy } from '../support/faultyProxy.ts';

@@ -2,7 +2,7 @@
  * The worker when the event bus does not answer right after an outcome (lib/delivery/recordOutcome.ts), against
  * dynalite, fauxqs, the real SAP sandbox and the EventBridge recorder put down: the outcome stands, its event stays
  * in the record's outbox for the reconciler, and the worker says so in a warning naming the record and the try.
- * A file of its own: a failed publish pauses the bus for this module (lib/events/publish.ts).
+ * A file of its own: a failed publish pauses the bus for this module (lib/outbox/publish.ts).
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { deliverMessages } from '../../lib/delivery/deliverBatch.ts';

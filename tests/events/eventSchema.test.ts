@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
 import { stateChangeOf } from '../../lib/events/stateChange.ts';
 import type { RecordStateChanged } from '../../lib/events/types.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
+import type { StatusRecord } from '../../lib/records/types.ts';
 import schema from '../../schemas/events/recordStateChanged.schema.json' with { type: 'json' };
 import { personalValues, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { acceptedCase } from '../factories/statusRecords.ts';

@@ -5,15 +5,10 @@
  * that records the service's calls, and a real HTTP server answering PutEvents; a table of its own for each test.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  eventBusName,
-  publishAfterOutcome,
-  publishDueEvents,
-  publishRecordEvents,
-} from '../../lib/events/publish.ts';
-import type { PendingEvent } from '../../lib/events/types.ts';
+import { publishAfterOutcome, publishDueEvents, publishRecordEvents } from '../../lib/outbox/publish.ts';
+import type { PendingEvent, StatusRecord } from '../../lib/records/types.ts';
+import { eventBusName } from '../../lib/settings/settings.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
 import type { RecordKind } from '../../lib/types.ts';
 import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { acceptedCase } from '../factories/statusRecords.ts';

@@ -3,7 +3,8 @@
  * refusal, no error on a delivery, no key left standing with nothing in it.
  */
 import { describe, expect, it } from 'vitest';
-import { eventOf, pendingChangeOf } from '../../lib/events/stateChange.ts';
+import { eventOf } from '../../lib/events/stateChange.ts';
+import { pendingChangeOf } from '../../lib/records/stateChange.ts';
 import { acceptedCase } from '../factories/statusRecords.ts';
 
 const at = new Date('2026-11-22T08:03:12.345Z');

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { StatusRecord } from '../../lib/store/types.ts';
+import type { StatusRecord } from '../../lib/records/types.ts';
 import { caseInput } from './records.ts';
 
 /**

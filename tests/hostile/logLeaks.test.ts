@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { handler as caseHandler } from '../../functions/crmCase.ts';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
 import { logger } from '../../lib/observability/logger.ts';
+import { resetSettings } from '../../lib/settings/environment.ts';
 import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
 import { caseInput, personalValues, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
@@ -101,12 +102,14 @@ describe('the service logs no personal data', () => {
     ];
     const table = process.env.RECORDS_TABLE;
     process.env.RECORDS_TABLE = '';
+    resetSettings();
     try {
       responses.push(
         await caseHandler(jsonPost('/crm/case', { ...kase, frameNo: uniqueFrame() }), lambdaContext()),
       );
     } finally {
       process.env.RECORDS_TABLE = table;
+      resetSettings();
     }
     expect(responses.map((r) => r.statusCode)).toEqual([200, 400, 200, 400, 500]);
     // No answer echoes a value either: refusals name the field and the rule only.

@@ -8,13 +8,13 @@ import { DeleteItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { acceptRecords } from '../../lib/intake/acceptRecords.ts';
 import { canonicalJson, contentId, keyedId, sha256 } from '../../lib/intake/recordIds.ts';
+import type { IdempotencyState } from '../../lib/records/types.ts';
 import {
   claimIdempotencyKey,
   idempotencyPk,
   readIdempotencyEntry,
   setIdempotencyState,
 } from '../../lib/store/idempotencyEntries.ts';
-import type { IdempotencyState } from '../../lib/store/types.ts';
 import type { CaseRecord } from '../../lib/types.ts';
 import { localClientConfig } from '../../scripts/local/aws.ts';
 import { uniqueFrame } from '../factories/records.ts';

@@ -5,8 +5,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler as caseHandler } from '../../functions/crmCase.ts';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
-import { RECORD_ID_PATTERN, sha256 } from '../../lib/intake/recordIds.ts';
+import { sha256 } from '../../lib/intake/recordIds.ts';
 import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
+import { RECORD_ID_PATTERN } from '../../lib/records/recordId.ts';
 import { claimIdempotencyKey, readIdempotencyEntry } from '../../lib/store/idempotencyEntries.ts';
 import type { QueuedRecord } from '../../lib/types.ts';
 import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';

@@ -4,14 +4,8 @@
  * the derivations are pinned to known values here.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  canonicalJson,
-  contentId,
-  generationId,
-  keyedId,
-  RECORD_ID_PATTERN,
-  sha256,
-} from '../../lib/intake/recordIds.ts';
+import { canonicalJson, contentId, generationId, keyedId, sha256 } from '../../lib/intake/recordIds.ts';
+import { RECORD_ID_PATTERN } from '../../lib/records/recordId.ts';
 
 const ana = { firstName: 'Ana', surname: 'Silva', email: 'ana@example.com' };
 const ANA_ID = 'a876aab5151dbec73febeddabcf02ed8';

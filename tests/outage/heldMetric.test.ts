@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { reportDownstreamHeld } from '../../lib/observability/metrics.ts';
-import { outageSettings } from '../../lib/outage/settings.ts';
+import { outageSettings } from '../../lib/settings/settings.ts';
 
 /** The EMF documents written to stdout while `act` runs: one per metrics line. */
 const publishedDuring = (act: () => void): Record<string, unknown>[] => {

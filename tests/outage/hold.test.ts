@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDownstreamHolds, type DownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
 import { readHold } from '../../lib/outage/holdStore.ts';
-import type { OutageSettings } from '../../lib/outage/settings.ts';
 import type { Downstream, NotedOutcome } from '../../lib/outage/types.ts';
+import type { OutageSettings } from '../../lib/settings/settings.ts';
 import { freshAws } from '../support/freshAws.ts';
 import { startHookedProxy } from '../support/hookedProxy.ts';
 

@@ -25,15 +25,15 @@ import { dynamoClient, eventBridgeClient, sqsClient } from '../../lib/aws/client
 import type { JsonCommand } from '../../lib/aws/jsonProtocol/client.ts';
 import { deliverRecord } from '../../lib/delivery/deliverRecord.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
-import type { DeliverySettings } from '../../lib/delivery/settings.ts';
-import { publishDueEvents } from '../../lib/events/publish.ts';
 import { logger } from '../../lib/observability/logger.ts';
 import { OutcomeTally } from '../../lib/observability/metrics.ts';
+import { publishDueEvents } from '../../lib/outbox/publish.ts';
 import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
+import type { StatusRecord } from '../../lib/records/types.ts';
 import { redriveByHand } from '../../lib/redrive/redrive.ts';
+import type { DeliverySettings } from '../../lib/settings/settings.ts';
 import { statusRecordsIn } from '../../lib/store/statusIndex.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
 import { salesRegistrationInput } from '../factories/records.ts';

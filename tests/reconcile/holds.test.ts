@@ -7,8 +7,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDownstreamHolds, type DownstreamHolds } from '../../lib/outage/hold.ts';
 import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
+import type { StatusRecord } from '../../lib/records/types.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
 import { acceptedCase } from '../factories/statusRecords.ts';
 import { isolatedAws } from '../support/isolatedAws.ts';
 import { seedStatusRecords } from '../support/seedStatus.ts';

@@ -4,7 +4,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { publishReconcileMetrics } from '../../lib/reconcile/reconcile.ts';
-import { dueAfter, reconcileSettings, requeueDelaySeconds } from '../../lib/reconcile/settings.ts';
+import { requeueDelaySeconds } from '../../lib/reconcile/requeueDelay.ts';
+import { dueAfter } from '../../lib/records/due.ts';
+import { reconcileSettings } from '../../lib/settings/settings.ts';
 
 /** The EMF documents written to stdout while `act` runs: one per metrics line. */
 const publishedDuring = (act: () => void): Record<string, unknown>[] => {

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { StatusRecord } from '../../lib/store/types.ts';
+import type { StatusRecord } from '../../lib/records/types.ts';
 import { projectRoot } from '../../scripts/local/project.ts';
 import { type AwsCallRecorder, startAwsCallRecorder } from '../support/awsCallRecorder.ts';
 import { freshAws } from '../support/freshAws.ts';

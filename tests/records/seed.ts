@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { newStatusRecord } from '../../lib/intake/acceptRecords.ts';
+import type { RecordStatus, StatusRecord } from '../../lib/records/types.ts';
 import { putStatusRecordIfAbsent } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
-import type { RecordStatus, StatusRecord } from '../../lib/store/types.ts';
 import type { CaseRecord, SalesRegistration } from '../../lib/types.ts';
 import { caseInput, salesRegistrationInput } from '../factories/records.ts';
 

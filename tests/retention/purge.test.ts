@@ -8,10 +8,10 @@ import { DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/clie
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler as recordStatus } from '../../functions/recordStatus.ts';
 import { newStatusRecord } from '../../lib/intake/acceptRecords.ts';
+import type { RecordStatus, StatusRecord } from '../../lib/records/types.ts';
 import { purgePersonalData } from '../../lib/retention/purge.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt, reopenFailedRecord } from '../../lib/store/statusUpdates.ts';
-import type { RecordStatus, StatusRecord } from '../../lib/store/types.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../../lib/types.ts';
 import { localClientConfig } from '../../scripts/local/aws.ts';
 import { frameGet, lambdaContext, statusGet } from '../factories/apiGateway.ts';

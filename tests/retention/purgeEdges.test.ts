@@ -4,9 +4,9 @@
  * `purgeAt`); a table of each test's own (dynalite, from serverless.yml), behind a proxy that records the calls.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { StatusRecord } from '../../lib/records/types.ts';
 import { purgePersonalData } from '../../lib/retention/purge.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
 import { acceptedCase } from '../factories/statusRecords.ts';
 import { freshAws } from '../support/freshAws.ts';
 import { startHookedProxy } from '../support/hookedProxy.ts';

@@ -1,6 +1,7 @@
 /** The retention settings: defaults, values, and bad values refused with the name of the variable. */
 import { describe, expect, it } from 'vitest';
-import { retentionSettings, retentionTimes } from '../../lib/retention/settings.ts';
+import { retentionTimes } from '../../lib/records/retention.ts';
+import { retentionSettings } from '../../lib/settings/settings.ts';
 import { startTtlSweeper } from '../../scripts/local/ttlSweeper.ts';
 
 describe('retentionSettings', () => {

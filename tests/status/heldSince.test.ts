@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler as recordStatus } from '../../functions/recordStatus.ts';
 import { createDownstreamHolds } from '../../lib/outage/hold.ts';
-import type { OutageSettings } from '../../lib/outage/settings.ts';
 import type { Downstream } from '../../lib/outage/types.ts';
+import type { OutageSettings } from '../../lib/settings/settings.ts';
 import { heldSinceOf } from '../../lib/status/heldSince.ts';
 import { frameGet, lambdaContext, statusGet } from '../factories/apiGateway.ts';
 import { uniqueFrame } from '../factories/records.ts';

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { StatusRecord } from '../../lib/records/types.ts';
 import { openRecordIds, postponeDue } from '../../lib/store/openRecords.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
 import { acceptedCase } from '../factories/statusRecords.ts';
 import { freshAws } from '../support/freshAws.ts';
 import { seedStatusRecords } from '../support/seedStatus.ts';

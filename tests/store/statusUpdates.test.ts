@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { StatusRecord } from '../../lib/records/types.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt, reopenFailedRecord } from '../../lib/store/statusUpdates.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
 import { acceptedCase } from '../factories/statusRecords.ts';
 import { freshAws } from '../support/freshAws.ts';
 import { startHookedProxy } from '../support/hookedProxy.ts';

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { forgetLocalKeys } from '../../lib/clients/apiKeys.ts';
+import { resetSettings } from '../../lib/settings/environment.ts';
 
 /** Keys of the clients in config/clients.json, for tests. */
 export const testKeys = {
@@ -17,6 +18,7 @@ export const useTestKeys = (): void => {
     JSON.stringify({ 'example-dealer': testKeys.dealer, 'example-web-forms': testKeys.webForms }),
   );
   process.env.API_KEYS_FILE = file;
+  resetSettings();
   forgetLocalKeys();
 };
 

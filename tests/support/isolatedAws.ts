@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { inject } from 'vitest';
+import { resetSettings } from '../../lib/settings/environment.ts';
 import type { QueuedRecord } from '../../lib/types.ts';
 import { localClientConfig } from '../../scripts/local/aws.ts';
 import { createLocalResources, type LocalResources } from '../../scripts/local/resources.ts';
@@ -41,6 +42,8 @@ export const isolatedAws = async () => {
     AWS_SECRET_ACCESS_KEY: 'local',
     ...resources.env,
   });
+  // The service reads its settings once, until told to forget them.
+  resetSettings();
   useTestKeys();
   const sqs = new SQSClient({ ...localClientConfig(sqsEndpoint), useQueueUrlAsEndpoint: false });
 

@@ -1,6 +1,6 @@
+import type { StatusRecord } from '../../lib/records/types.ts';
 import { toItem } from '../../lib/store/statusRecords.ts';
 import { batchPutItems } from '../../lib/store/table.ts';
-import type { StatusRecord } from '../../lib/store/types.ts';
 
 /**
  * Writes status records as they are, for a test's (or a benchmark's) starting point: a record accepted long

@@ -1,5 +1,5 @@
 import { isObject, parseJsonOrUndefined } from '../../json.ts';
-import type { PersonalValue } from '../errorText.ts';
+import type { PersonalValue } from '../../privacy/redaction.ts';
 import type { DeliveryOutcome } from '../types.ts';
 import { classifyCrmAnswer } from './response.ts';
 

@@ -1,6 +1,6 @@
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
+import { type PersonalValue, safeErrorText } from '../../privacy/redaction.ts';
 import type { CaseRecord } from '../../types.ts';
-import { type PersonalValue, safeErrorText } from '../errorText.ts';
 import type { BatchItem, DeliveryOutcome } from '../types.ts';
 import type { ApiUsage } from './apiUsage.ts';
 import { readCollectionAnswer } from './collectionResults.ts';

@@ -1,4 +1,5 @@
-import { required } from '../../settings.ts';
+import { type Environment, environment } from '../../settings/environment.ts';
+import { required } from '../../settings/parsers.ts';
 import {
   DEFAULT_CASE_EXTERNAL_ID_FIELD,
   DEFAULT_CRM_API_VERSION,
@@ -16,7 +17,7 @@ import type { CrmConfig } from './types.ts';
  * @example
  * const client = createCrmClient(crmConfigFromEnv());
  */
-export function crmConfigFromEnv(env: NodeJS.ProcessEnv = process.env): CrmConfig {
+export function crmConfigFromEnv(env: Environment = environment()): CrmConfig {
   const baseUrl = required('CRM_BASE_URL', env.CRM_BASE_URL?.trim(), CrmConfigError);
   if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
     throw new CrmConfigError('setting CRM_BASE_URL is not an http(s) URL');

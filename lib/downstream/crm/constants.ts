@@ -1,3 +1,4 @@
+import { CASE_FIELD_CLASSES } from '../../privacy/fieldClassification.ts';
 import type { CaseRecord } from '../../types.ts';
 
 export const DEFAULT_CRM_API_VERSION = 'v66.0';
@@ -7,27 +8,11 @@ export const DEFAULT_CASE_EXTERNAL_ID_FIELD = 'Web_Case_Id__c';
 export const DEFAULT_CRM_TIMEOUT_MS = 10_000;
 
 /**
- * Every field of a normalised case, as a runtime set: a mapping file may only name these. Written as a
- * record so the compiler complains when {@link CaseRecord} gains or loses a field.
+ * Every field of a normalised case: a mapping file may only name these. The one classification's list
+ * (lib/privacy/fieldClassification.ts), typed so that the compiler complains when {@link CaseRecord} gains or loses
+ * a field.
  */
-const CASE_FIELD_SET: Record<keyof CaseRecord, true> = {
-  title: true,
-  firstName: true,
-  surname: true,
-  email: true,
-  mobile: true,
-  homePhone: true,
-  addressPostcode: true,
-  privacyConsent: true,
-  subscribeToBrand: true,
-  ownBrand: true,
-  siteName: true,
-  comments: true,
-  origin: true,
-  frameNo: true,
-};
-
-export const CASE_FIELDS = Object.keys(CASE_FIELD_SET) as (keyof CaseRecord)[];
+export const CASE_FIELDS = Object.keys(CASE_FIELD_CLASSES) as (keyof CaseRecord)[];
 
 /** Salesforce API field names: a letter, then letters, digits and underscores (custom ones end in __c). */
 export const SALESFORCE_FIELD_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;

@@ -1,4 +1,4 @@
-import { describeFetchError } from '../errorText.ts';
+import { describeFetchError } from '../fetchError.ts';
 import { type ApiUsage, parseApiUsage } from './apiUsage.ts';
 import type { AccessToken, PatchAnswer } from './types.ts';
 

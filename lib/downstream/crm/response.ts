@@ -1,4 +1,4 @@
-import { type PersonalValue, safeErrorText } from '../errorText.ts';
+import { type PersonalValue, safeErrorText } from '../../privacy/redaction.ts';
 import type { DeliveryOutcome } from '../types.ts';
 import { recordId, salesforceErrors } from './salesforceErrors.ts';
 

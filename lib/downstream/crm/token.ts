@@ -1,5 +1,5 @@
 import { isObject, parseJsonOrUndefined } from '../../json.ts';
-import { describeFetchError } from '../errorText.ts';
+import { describeFetchError } from '../fetchError.ts';
 import type { TokenResult } from './types.ts';
 
 const trimSlash = (url: string): string => url.replace(/\/+$/, '');

@@ -1,7 +1,8 @@
 import { isObject, parseJsonOrUndefined } from '../../json.ts';
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
+import { type PersonalValue, safeErrorText } from '../../privacy/redaction.ts';
 import type { SalesRegistration } from '../../types.ts';
-import { describeFetchError, type PersonalValue, safeErrorText } from '../errorText.ts';
+import { describeFetchError } from '../fetchError.ts';
 import type { BatchDelivery, BatchItem, DeliveryOutcome } from '../types.ts';
 import { type ChangeSetAnswer, readBatchAnswer } from './batchAnswer.ts';
 import { type BatchRequest, buildBatchRequest } from './batchRequest.ts';

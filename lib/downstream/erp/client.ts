@@ -1,5 +1,5 @@
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
-import { describeFetchError } from '../errorText.ts';
+import { describeFetchError } from '../fetchError.ts';
 import { inChunks } from '../inChunks.ts';
 import type { DeliveryOutcome } from '../types.ts';
 import { deliverRegistrationBatch } from './batch.ts';

@@ -1,4 +1,5 @@
-import { required } from '../../settings.ts';
+import { type Environment, environment } from '../../settings/environment.ts';
+import { required } from '../../settings/parsers.ts';
 import { DEFAULT_ERP_BATCH_SIZE, DEFAULT_ERP_SERVICE_PATH, MAX_ERP_BATCH_SIZE } from './constants.ts';
 import { ErpConfigError } from './errors.ts';
 import type { ErpConfig } from './types.ts';
@@ -11,7 +12,7 @@ import type { ErpConfig } from './types.ts';
  * @example
  * const client = createErpClient(erpConfigFromEnv());
  */
-export function erpConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ErpConfig {
+export function erpConfigFromEnv(env: Environment = environment()): ErpConfig {
   const baseUrl = required('ERP_BASE_URL', env.ERP_BASE_URL?.trim(), ErpConfigError);
   if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
     throw new ErpConfigError('setting ERP_BASE_URL is not an http(s) URL');

@@ -1,4 +1,4 @@
-import { describeFetchError } from '../errorText.ts';
+import { describeFetchError } from '../fetchError.ts';
 import { storeCookies } from './cookies.ts';
 import type { CsrfResult } from './types.ts';
 

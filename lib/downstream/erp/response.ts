@@ -1,5 +1,5 @@
 import { isObject, parseJsonOrUndefined } from '../../json.ts';
-import { type PersonalValue, safeErrorText } from '../errorText.ts';
+import { type PersonalValue, safeErrorText } from '../../privacy/redaction.ts';
 import type { DeliveryOutcome } from '../types.ts';
 
 /**

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_ERROR_TEXT_LENGTH } from '../../lib/downstream/constants.ts';
-import { type PersonalValue, safeErrorText } from '../../lib/downstream/errorText.ts';
+import { MAX_ERROR_TEXT_LENGTH, type PersonalValue, safeErrorText } from '../../lib/privacy/redaction.ts';
 
 /*
  * safeErrorText: every personal value of the record, in every form a downstream may echo it, is blanked out of

@@ -1,8 +1,9 @@
 /**
- * inParallel: a large request's conditional writes, at most `limit` in flight, results in request order.
+ * inParallel (lib/concurrency): a large request's conditional writes, the purge's updates, at most `limit` in
+ * flight, results in request order.
  */
 import { describe, expect, it } from 'vitest';
-import { inParallel } from '../../lib/intake/inParallel.ts';
+import { inParallel } from '../../lib/concurrency/inParallel.ts';
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,4 +1,3 @@
-import type { PendingEvent } from '../events/types.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 
 /** Where a record stands. See the README for the state diagram. */
@@ -16,6 +15,29 @@ export interface HistoryEntry {
   error?: string;
   /** Present on the step that put a `failed` record back to `accepted`. */
   redriven?: true;
+}
+
+/**
+ * A change of state as it waits in a record's outbox (`pendingEvents`): only what the record itself does not say
+ * (its id, kind, owner, acceptance time, frame number and dealer are read from the record when the event is
+ * published, lib/events/stateChange.ts eventOf). Kept small, so that the outcome's write and the outbox's emptying
+ * stay within one write unit.
+ */
+export interface PendingEvent {
+  state: RecordStatus;
+  previousState: RecordStatus;
+  /** Delivery requests that reached the downstream system so far. */
+  attempts: number;
+  /**
+   * 1, 2, ... per record, in the order of its changes. Absent only in an outbox written before sequences were
+   * numbered (published as 0: older than any numbered one).
+   */
+  sequence?: number;
+  /** When the state changed (ISO 8601). */
+  at: string;
+  downstreamId?: string;
+  /** The downstream's refusal or the last failure, with personal data removed. */
+  error?: string;
 }
 
 /** The status record of one accepted record, as stored. */
@@ -72,7 +94,7 @@ export interface StatusRecord {
   frameKey?: string;
   /**
    * While `accepted`: how often the reconciler has queued it again since a worker last tried it (absent: never).
-   * Each re-queue doubles the wait for the next (lib/reconcile/settings.ts requeueDelaySeconds).
+   * Each re-queue doubles the wait for the next (lib/reconcile/requeueDelay.ts requeueDelaySeconds).
    */
   requeues?: number;
   /** While `accepted`: when the reconciler last queued it again (ISO time; absent: never). */

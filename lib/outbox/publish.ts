@@ -3,17 +3,16 @@ import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { dynamoClient, eventBridgeClient } from '../aws/clients.ts';
 import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { PutEventsCommand } from '../aws/jsonProtocol/eventBridge.ts';
-import { recordsTable } from '../config.ts';
+import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../events/constants.ts';
+import { type EventSubject, eventOf } from '../events/stateChange.ts';
+import type { RecordStateChanged } from '../events/types.ts';
 import { putFeedEntries } from '../feed/feedEntries.ts';
-import { required } from '../settings.ts';
+import type { PendingEvent, StatusRecord } from '../records/types.ts';
+import { eventBusName, recordsTable } from '../settings/settings.ts';
 import { type DueIndex, dueIds } from '../store/sparseIndex.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
 import { conditionally } from '../store/table.ts';
-import type { StatusRecord } from '../store/types.ts';
 import type { RecordKind } from '../types.ts';
-import { EVENT_SOURCE, RECORD_STATE_CHANGED } from './constants.ts';
-import { type EventSubject, eventOf } from './stateChange.ts';
-import type { PendingEvent, RecordStateChanged } from './types.ts';
 
 /** The sparse index of records with events in their outbox: `eventsKind`, sorted by `eventsDueAt`. Keys only. */
 export const EVENTS_INDEX = 'events';
@@ -21,9 +20,6 @@ const EVENTS: DueIndex = { name: EVENTS_INDEX, partitionKey: 'eventsKind', sortK
 
 /** PutEvents takes at most 10 entries a call. */
 const ENTRIES_PER_CALL = 10;
-
-/** The stack's event bus (`EVENT_BUS_NAME`). */
-export const eventBusName = (env = process.env): string => required('EVENT_BUS_NAME', env.EVENT_BUS_NAME);
 
 const entryOf = (event: RecordStateChanged, bus: string): PutEventsRequestEntry => ({
   EventBusName: bus,

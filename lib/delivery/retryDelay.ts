@@ -1,0 +1,14 @@
+/** SQS refuses a visibility timeout above 12 hours. */
+const MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
+
+/**
+ * Seconds to wait before the next attempt after attempt `attempt` (1-based): base * 2^(attempt-1), plus at
+ * most 20 % jitter so that records failing together do not retry together.
+ *
+ * @example
+ * retryDelaySeconds(3, 30) // 120 to 144
+ */
+export const retryDelaySeconds = (attempt: number, baseSeconds: number, random = Math.random): number => {
+  const wait = baseSeconds * 2 ** (attempt - 1);
+  return Math.min(MAX_VISIBILITY_SECONDS, Math.ceil(wait * (1 + 0.2 * random())));
+};

@@ -1,0 +1,197 @@
+import type { RecordKind } from '../types.ts';
+import { type Environment, type Setting, setting } from './environment.ts';
+import { positiveInteger, required, seconds, share } from './parsers.ts';
+
+/*
+ * Every setting lib/ reads from the environment, with its parser and default (lib/settings/parsers.ts: a bad value
+ * throws an error naming the variable). Each is read once per cold start (lib/settings/environment.ts); given an
+ * environment, it reads that one instead (the tests, the examples).
+ *
+ * Read whole, when a downstream client is built (lib/delivery/downstreams.ts, through environment()): ERP_BASE_URL,
+ * ERP_SERVICE_PATH, ERP_SAP_CLIENT, ERP_BATCH_SIZE, ERP_USERNAME, ERP_PASSWORD (lib/downstream/erp/config.ts) and
+ * CRM_BASE_URL, CRM_API_VERSION, CRM_CASE_EXTERNAL_ID_FIELD, CRM_CASE_MAPPING_FILE, CRM_CLIENT_ID,
+ * CRM_CLIENT_SECRET (lib/downstream/crm/config.ts); a secret's `<NAME>_PARAMETER` (lib/delivery/secrets.ts).
+ */
+
+/** The DynamoDB table holding status records, duplicate detection and idempotency keys (`RECORDS_TABLE`). */
+export const recordsTable: Setting<string> = setting((env) => required('RECORDS_TABLE', env.RECORDS_TABLE));
+
+/** The sales registrations' queue (`SALES_REGISTRATION_QUEUE_URL`). */
+export const salesQueueUrl: Setting<string> = setting((env) =>
+  required('SALES_REGISTRATION_QUEUE_URL', env.SALES_REGISTRATION_QUEUE_URL),
+);
+
+/** The cases' queue (`CASE_QUEUE_URL`). */
+export const caseQueueUrl: Setting<string> = setting((env) => required('CASE_QUEUE_URL', env.CASE_QUEUE_URL));
+
+/**
+ * The queue of a kind of record.
+ *
+ * @example
+ * queueUrlFor('caseRecord', { CASE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/1/cases' }) // that URL
+ */
+export const queueUrlFor = (kind: RecordKind, env?: Environment): string =>
+  (kind === 'salesRegistration' ? salesQueueUrl : caseQueueUrl)(env);
+
+/** Local debug mode (`DEBUG_ERRORS=true`): error answers may carry a stack trace. Never set on AWS. */
+export const debugMode: Setting<boolean> = setting((env) => env.DEBUG_ERRORS === 'true');
+
+/** The stack's event bus (`EVENT_BUS_NAME`). */
+export const eventBusName: Setting<string> = setting((env) => required('EVENT_BUS_NAME', env.EVENT_BUS_NAME));
+
+/**
+ * The webhook queue's URL (`WEBHOOK_QUEUE_URL`; absent on AWS, where it is made from the message's queue ARN; the
+ * local runner and the tests set it).
+ */
+export const webhookQueueUrl: Setting<string | undefined> = setting(
+  (env) => env.WEBHOOK_QUEUE_URL || undefined,
+);
+
+/** Where the clients' webhook secrets are in Secrets Manager: `<WEBHOOK_SECRETS_PREFIX><client>`. */
+export const webhookSecretsPrefix: Setting<string> = setting((env) =>
+  required('WEBHOOK_SECRETS_PREFIX', env.WEBHOOK_SECRETS_PREFIX),
+);
+
+/** How long a replaced webhook secret keeps signing beside the new one (`WEBHOOK_ROTATION_HOURS`, default 24). */
+export const webhookRotationHours: Setting<number> = setting((env) =>
+  positiveInteger('WEBHOOK_ROTATION_HOURS', env.WEBHOOK_ROTATION_HOURS, 24),
+);
+
+/** Where the API keys are: a Secrets Manager secret (`API_KEYS_SECRET`, AWS) or a JSON file (`API_KEYS_FILE`, local). */
+export interface ApiKeysSource {
+  secret?: string;
+  file?: string;
+}
+
+/** The API keys' source (neither set: no keys, every request is refused). */
+export const apiKeysSource: Setting<ApiKeysSource> = setting((env) => ({
+  secret: env.API_KEYS_SECRET || undefined,
+  file: env.API_KEYS_FILE || undefined,
+}));
+
+/** Reconciler settings, read from the environment. */
+export interface ReconcileSettings {
+  /**
+   * An `accepted` record that nobody has queued or worked on for this long is queued again
+   * (`RECONCILE_AFTER_SECONDS`, default 300). Far longer than an intake request can run (API Gateway stops at
+   * 29 s), so a live request is never second-guessed.
+   */
+  reconcileAfterSeconds: number;
+  /**
+   * The longest wait between two re-queues of the same record (`RECONCILE_MAX_INTERVAL_SECONDS`, default 3600):
+   * each re-queue of a record nobody has tried since doubles its wait from reconcileAfterSeconds up to this, so a
+   * record waiting in a long queue backlog is not queued again every few minutes.
+   */
+  maxIntervalSeconds: number;
+  /**
+   * Records one run queues again at most, per kind (`RECONCILE_MAX_PER_RUN`, default 500): a large backlog is
+   * worked off run by run, and the run's other work (events, purge) is never starved by it.
+   */
+  maxPerRun: number;
+  /**
+   * The same bound for a kind in the while after its downstream's hold closed (`RECONCILE_MAX_AFTER_HOLD`,
+   * default 5000): the records held through the outage are all due at once, and the workers' copies of them are
+   * hidden for hours, so the drain is as fast as the reconciler queues them; a run moves them a page (100) at a
+   * time, about 50 pages.
+   */
+  maxAfterHold: number;
+}
+
+/**
+ * The reconciler's settings.
+ *
+ * @example
+ * reconcileSettings({ RECONCILE_AFTER_SECONDS: '60' }) // { reconcileAfterSeconds: 60, maxIntervalSeconds: 3600, maxPerRun: 500, maxAfterHold: 5000 }
+ */
+export const reconcileSettings: Setting<ReconcileSettings> = setting((env) => ({
+  reconcileAfterSeconds: positiveInteger('RECONCILE_AFTER_SECONDS', env.RECONCILE_AFTER_SECONDS, 300),
+  maxIntervalSeconds: positiveInteger(
+    'RECONCILE_MAX_INTERVAL_SECONDS',
+    env.RECONCILE_MAX_INTERVAL_SECONDS,
+    3600,
+  ),
+  maxPerRun: positiveInteger('RECONCILE_MAX_PER_RUN', env.RECONCILE_MAX_PER_RUN, 500),
+  maxAfterHold: positiveInteger('RECONCILE_MAX_AFTER_HOLD', env.RECONCILE_MAX_AFTER_HOLD, 5000),
+}));
+
+/** Delivery settings (CONTRACT section 3), read from the environment. */
+export interface DeliverySettings {
+  /**
+   * All tries, the first included, counted on the record (`tries`). The queue's maxReceiveCount is set far higher
+   * (serverless.yml custom.delivery.maxReceiveCount): receives also count copies bounced by a lease.
+   */
+  maxAttempts: number;
+  /** The wait after attempt n is at least this times 2^(n-1), plus at most 20 % jitter. */
+  retryBaseSeconds: number;
+  /**
+   * How long a worker's claim on a record holds: longer than an invocation can run (the worker's function
+   * timeout), so that no second copy of a message reaches the downstream while the first is still being delivered.
+   */
+  leaseSeconds: number;
+}
+
+/**
+ * The delivery settings: `DELIVERY_MAX_ATTEMPTS` (default 5), `DELIVERY_RETRY_BASE_SECONDS` (default 30) and
+ * `DELIVERY_LEASE_SECONDS` (default 90: the worker's 60 s timeout and a margin).
+ *
+ * @example
+ * deliverySettings({ DELIVERY_MAX_ATTEMPTS: '3' }) // { maxAttempts: 3, retryBaseSeconds: 30, leaseSeconds: 90 }
+ */
+export const deliverySettings: Setting<DeliverySettings> = setting((env) => ({
+  maxAttempts: positiveInteger('DELIVERY_MAX_ATTEMPTS', env.DELIVERY_MAX_ATTEMPTS, 5),
+  retryBaseSeconds: positiveInteger('DELIVERY_RETRY_BASE_SECONDS', env.DELIVERY_RETRY_BASE_SECONDS, 30),
+  leaseSeconds: positiveInteger('DELIVERY_LEASE_SECONDS', env.DELIVERY_LEASE_SECONDS, 90),
+}));
+
+/** Settings of the downstream hold (CONTRACT section 3, "Outages: waited out, not failed"). */
+export interface OutageSettings {
+  /** `OUTAGE_AFTER_FAILURES` (default 5): transient failures in a row, of at least 2 records, that open a hold. */
+  afterFailures: number;
+  /** `OUTAGE_PROBE_SECONDS` (default 30): at most one probe per this many seconds across all workers. */
+  probeSeconds: number;
+  /** `CRM_API_USAGE_SHARE` (default 0.8): a used/allowed share at or above it holds the CRM. */
+  apiUsageShare: number;
+  /**
+   * `OUTAGE_STATE_CACHE_SECONDS` (default 5, 0 = always read): how long a worker instance trusts the hold it last
+   * read before a success or a permit reads it again. See lib/outage/hold.ts for what it saves and risks.
+   */
+  cacheSeconds: number;
+}
+
+/**
+ * The hold's settings; a bad value throws an error naming the setting and its rule.
+ *
+ * @example
+ * outageSettings({ OUTAGE_PROBE_SECONDS: '10' }) // { afterFailures: 5, probeSeconds: 10, apiUsageShare: 0.8, cacheSeconds: 5 }
+ */
+export const outageSettings: Setting<OutageSettings> = setting((env) => ({
+  afterFailures: positiveInteger('OUTAGE_AFTER_FAILURES', env.OUTAGE_AFTER_FAILURES, 5),
+  probeSeconds: positiveInteger('OUTAGE_PROBE_SECONDS', env.OUTAGE_PROBE_SECONDS, 30),
+  apiUsageShare: share('CRM_API_USAGE_SHARE', env.CRM_API_USAGE_SHARE, 0.8),
+  cacheSeconds: seconds('OUTAGE_STATE_CACHE_SECONDS', env.OUTAGE_STATE_CACHE_SECONDS, 5),
+}));
+
+/** How long what is kept, read from the environment. */
+export interface RetentionSettings {
+  /**
+   * Days after a record settled that its personal fields are removed (`PERSONAL_DATA_RETENTION_DAYS`, default 30);
+   * a `failed` record keeps them twice as long, unless it is redriven first.
+   */
+  personalDataDays: number;
+  /**
+   * Days after a record settled that its status record (ids, frame number, owner, state, attempts, times,
+   * downstream id, redacted error) expires by TTL (`RECORD_RETENTION_DAYS`, default 400).
+   */
+  recordDays: number;
+}
+
+/**
+ * The retention settings.
+ *
+ * @example
+ * retentionSettings({ PERSONAL_DATA_RETENTION_DAYS: '7' }) // { personalDataDays: 7, recordDays: 400 }
+ */
+export const retentionSettings: Setting<RetentionSettings> = setting((env) => ({
+  personalDataDays: positiveInteger('PERSONAL_DATA_RETENTION_DAYS', env.PERSONAL_DATA_RETENTION_DAYS, 30),
+  recordDays: positiveInteger('RECORD_RETENTION_DAYS', env.RECORD_RETENTION_DAYS, 400),
+}));
