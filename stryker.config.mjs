@@ -147,9 +147,20 @@ export default {
   // removes between listing and copying would end the run.
   ignorePatterns: [
     '/*',
-    ...['lib', 'tests', 'schemas', 'scripts', 'sandbox', 'config', 'functions', 'deploy'].map(
-      (dir) => `!/${dir}`,
-    ),
+    ...[
+      'lib',
+      'tests',
+      'testkit',
+      'local',
+      'soak',
+      'tools',
+      'schemas',
+      'scripts',
+      'sandbox',
+      'config',
+      'functions',
+      'deploy',
+    ].map((dir) => `!/${dir}`),
     ...['package.json', 'tsconfig.json', 'serverless.yml', 'openapi.json'].map((file) => `!/${file}`),
     '!/vitest.config.ts',
     '!/vitest.mutate.config.ts',

@@ -2,10 +2,10 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    globalSetup: ['tests/support/globalSetup.ts'],
+    globalSetup: ['testkit/globalSetup.ts'],
     // Tees every worker's stdout and stderr into files that globalSetup scans for personal data at the end.
     // freshSettings: the service reads each setting once; every test starts with what the environment says now.
-    setupFiles: ['tests/support/logCapture.ts', 'tests/support/freshSettings.ts'],
+    setupFiles: ['testkit/logCapture.ts', 'testkit/freshSettings.ts'],
     // Short delivery backoff and few attempts, so that retry and dead-letter paths run in seconds.
     env: {
       DELIVERY_MAX_ATTEMPTS: '3',

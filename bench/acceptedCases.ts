@@ -8,8 +8,8 @@ import { queuedRecordOf } from '../lib/queue/queuedRecord.ts';
 import { sendRecords } from '../lib/queue/sendRecords.ts';
 import type { StatusRecord } from '../lib/records/types.ts';
 import { validateCaseRecord } from '../lib/validation/caseRecord.ts';
-import { caseInput } from '../tests/factories/records.ts';
-import { seedStatusRecords } from '../tests/support/seedStatus.ts';
+import { caseInput } from '../testkit/factories/records.ts';
+import { seedStatusRecords } from '../testkit/seedStatus.ts';
 
 /**
  * Accepted status records of `n` new cases (distinct comments), not yet stored.

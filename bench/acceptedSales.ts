@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { queuedRecordOf } from '../lib/queue/queuedRecord.ts';
 import { sendRecords } from '../lib/queue/sendRecords.ts';
 import { validateSalesRegistrations } from '../lib/validation/salesRegistration.ts';
-import { salesRegistrationInput } from '../tests/factories/records.ts';
-import { seedStatusRecords } from '../tests/support/seedStatus.ts';
+import { salesRegistrationInput } from '../testkit/factories/records.ts';
+import { seedStatusRecords } from '../testkit/seedStatus.ts';
 
 /**
  * A seeder of accepted sales on a queue: each call writes `n` new ones (frame numbers `<prefix><run tag><serial>`,

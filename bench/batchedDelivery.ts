@@ -83,14 +83,14 @@ const SINGLE_IN_FLIGHT = 10;
 
 const child = async (): Promise<BatchedResult> => {
   const { SQSClient } = await import('@aws-sdk/client-sqs');
-  const { localClientConfig } = await import('../scripts/local/aws.ts');
+  const { localClientConfig } = await import('../local/aws.ts');
   const { handler: deliveryWorker } = await import('../functions/deliveryWorker.ts');
   const { deliverToDownstream } = await import('../lib/delivery/downstreams.ts');
   const { createErpClient, erpConfigFromEnv } = await import('../lib/downstream/erp/index.ts');
   const { createCrmClient, crmConfigFromEnv } = await import('../lib/downstream/crm/index.ts');
   const { countByStatus } = await import('../lib/store/statusIndex.ts');
   const { validateSalesRegistrations } = await import('../lib/validation/salesRegistration.ts');
-  const { salesRegistrationInput } = await import('../tests/factories/records.ts');
+  const { salesRegistrationInput } = await import('../testkit/factories/records.ts');
   const { acceptedSalesSeeder } = await import('./acceptedSales.ts');
   const { acceptedCaseSeeder, acceptedCaseStatuses } = await import('./acceptedCases.ts');
   const { startEventSource } = await import('./eventSource.ts');

@@ -1,4 +1,4 @@
-import { localClientConfig } from '../scripts/local/aws.ts';
+import { localClientConfig } from '../local/aws.ts';
 import { ALLOWANCE } from './costModel.ts';
 import { startLocalAws } from './localAws.ts';
 import { awsFreeEnv, benchDir, quietPowertools, runNodeJson } from './proc.ts';
@@ -54,13 +54,13 @@ export const awsCycleMs = (
 const child = async (): Promise<CapacityResult> => {
   const { SQSClient } = await import('@aws-sdk/client-sqs');
   const { handler: deliveryWorker } = await import('../functions/deliveryWorker.ts');
-  const { pollOnce } = await import('../scripts/local/queuePoller.ts');
+  const { pollOnce } = await import('../local/queuePoller.ts');
   const { getStatusRecord } = await import('../lib/store/statusRecords.ts');
   const { startSapSandbox } = await import('../sandbox/sapSandbox.ts');
 
   const sap = await startSapSandbox();
   // The worker publishes each outcome's event (then empties the outbox), as on AWS: to the local event bus.
-  const { startLocalEventBus } = await import('../scripts/local/eventBus.ts');
+  const { startLocalEventBus } = await import('../local/eventBus.ts');
   const { mkdtemp } = await import('node:fs/promises');
   const { tmpdir } = await import('node:os');
   const bus = await startLocalEventBus({

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Plugin } from 'esbuild';
-import { type BundleResult, bundleFunction } from '../scripts/bundle.ts';
+import { type BundleResult, bundleFunction } from '../tools/bundle.ts';
 import { baseEnv, median, projectRoot, runNodeJson } from './proc.ts';
 
 /** The API functions, bundled as deployed (their AWS clients are lib/aws/jsonProtocol's, lib/aws/clients.ts). */

@@ -4,7 +4,7 @@
  * REST API, and with the AWS SDK clients instead of the small JSON-protocol client.
  *
  * Measured, not assumed: the intake handlers' CPU per request and their AWS calls by operation (bench/intakeCost.ts,
- * passed in), the sizes of real status records and queue messages (records of tests/factories normalised by
+ * passed in), the sizes of real status records and queue messages (records of testkit/factories normalised by
  * lib/validation, status records built by lib/intake's newStatusRecord, marshalled by lib/store's toItem), and the
  * bytes of the log lines a request and a delivery write at the deployed log level (the service's own logger and
  * metrics objects, Powertools' default level INFO as serverless.yml sets no POWERTOOLS_LOG_LEVEL, written to a
@@ -114,7 +114,7 @@ export interface Measured {
 const child = async (): Promise<Measured> => {
   let counted = 0;
   const write = process.stdout.write.bind(process.stdout);
-  const { salesRegistrationInput, caseInput } = await import('../tests/factories/records.ts');
+  const { salesRegistrationInput, caseInput } = await import('../testkit/factories/records.ts');
   const { validateSalesRegistrations } = await import('../lib/validation/salesRegistration.ts');
   const { validateCaseRecord } = await import('../lib/validation/caseRecord.ts');
   const { newStatusRecord } = await import('../lib/intake/acceptRecords.ts');

@@ -6,7 +6,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalEventBus } from '../scripts/local/eventBus.ts';
+import { startLocalEventBus } from '../local/eventBus.ts';
 import { startLocalAws } from './localAws.ts';
 import { awsFreeEnv, quietPowertools, runNodeJson } from './proc.ts';
 import { downstreamEnv, startSandboxes } from './sandboxes.ts';

@@ -1,12 +1,12 @@
 /**
  * Lambda's SQS event source for the batching and outage benchmarks: `pollers` loops at once (maximumConcurrency),
- * each calling the local poller's `pollOnce` (scripts/local/queuePoller.ts: up to `batchSize` messages gathered
+ * each calling the local poller's `pollOnce` (local/queuePoller.ts: up to `batchSize` messages gathered
  * over receives of 10 for at most the batching window after the first, one invocation, the messages not reported
  * failed deleted) again and again, counting what they did. Unlike `npm start`'s pollers it has no hold gate: it
  * keeps receiving while a downstream is held, as Lambda's event source does on AWS.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { pollOnce, type SqsHandler } from '../scripts/local/queuePoller.ts';
+import { pollOnce, type SqsHandler } from '../local/queuePoller.ts';
 
 export interface EventSourceOptions {
   sqs: SQSClient;

@@ -84,9 +84,9 @@ export const fairReport = (result: FairShareResult, note?: string): FairReport =
     ],
   );
   const notes = [
-    `Sales registrations to the SAP sandbox (own process), functions/deliveryWorker.ts driven by the local runner's own poller (scripts/local/queuePoller.ts \`startPoller\`, as \`npm start\` runs it: up to maximumConcurrency ${d.maximumConcurrency} invocations at once, batchSize ${d.batchSize}, batching window ${d.windowSeconds} s), fauxqs + dynalite in their own process. ` +
+    `Sales registrations to the SAP sandbox (own process), functions/deliveryWorker.ts driven by the local runner's own poller (local/queuePoller.ts \`startPoller\`, as \`npm start\` runs it: up to maximumConcurrency ${d.maximumConcurrency} invocations at once, batchSize ${d.batchSize}, batching window ${d.windowSeconds} s), fauxqs + dynalite in their own process. ` +
       "The flood: the flooding client's records accepted and queued (status records and messages, as intake leaves them, 500 a request) before the poller starts. The quiet client then has one record accepted a second until the flood has drained; its time runs from being accepted and queued (when intake answers 200) to the worker's write of `delivered` (the status record's `updatedAt`). " +
-      "Fair: the poller looks ahead and fills each batch round-robin across clients (scripts/local/fairPoller.ts), as SQS fair queues serve a standard queue whose messages carry the client as MessageGroupId. First in, first out: the same poller with `fair: false`, today's order.",
+      "Fair: the poller looks ahead and fills each batch round-robin across clients (local/fairPoller.ts), as SQS fair queues serve a standard queue whose messages carry the client as MessageGroupId. First in, first out: the same poller with `fair: false`, today's order.",
     `A quiet record rides the next batch to start, which starts as soon as one of the ${d.maximumConcurrency} in flight ends (${batchSeconds(result)}), whatever the flood's size; first in, first out it waits for the whole backlog ahead of it. The goal (2 s plus the window) needs a batch to take well under 2 s: on AWS, with each invocation its own CPU and SAP's own latency, or here on a quiet machine. On this 2-core machine dynalite, fauxqs, the sandbox and the worker share the cores with other work.`,
     ...(note ? [note] : []),
   ];

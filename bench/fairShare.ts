@@ -1,7 +1,7 @@
 /**
  * Fair share between clients (issue 21): a quiet client's delivery time while another client's backlog drains,
  * each figure beside its baseline measured in the same run. Sales registrations to the SAP sandbox through
- * functions/deliveryWorker.ts and the local runner's own poller (scripts/local/queuePoller.ts `startPoller`, as
+ * functions/deliveryWorker.ts and the local runner's own poller (local/queuePoller.ts `startPoller`, as
  * `npm start` runs it: the deployed batchSize, batching window and maximumConcurrency):
  *
  * - **No flood**: the quiet client (`quiet-dealer`) accepts one record a second; each one's time from being
@@ -63,9 +63,9 @@ const timesOf = (samplesMs: number[]): QuietTimes => ({
 
 const child = async (): Promise<FairShareResult> => {
   const { SQSClient } = await import('@aws-sdk/client-sqs');
-  const { localClientConfig } = await import('../scripts/local/aws.ts');
+  const { localClientConfig } = await import('../local/aws.ts');
   const { handler: deliveryWorker } = await import('../functions/deliveryWorker.ts');
-  const { startPoller } = await import('../scripts/local/queuePoller.ts');
+  const { startPoller } = await import('../local/queuePoller.ts');
   const { acceptedSalesSeeder } = await import('./acceptedSales.ts');
   const { getStatusRecord } = await import('../lib/store/statusRecords.ts');
 

@@ -7,8 +7,8 @@
  * settings pointing at it; the child prints its figures as JSON.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { formPost, jsonPost, lambdaContext } from '../tests/factories/apiGateway.ts';
-import { caseInput, salesRegistrationInput } from '../tests/factories/records.ts';
+import { formPost, jsonPost, lambdaContext } from '../testkit/factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput } from '../testkit/factories/records.ts';
 import { type CallCounts, countsBetween, readCounts, startInstantAws } from './instantAws.ts';
 import { awsFreeEnv, benchDir, median, quietPowertools, runNodeJson } from './proc.ts';
 import { cpuProfiler } from './profile.ts';
@@ -207,7 +207,7 @@ export interface IntakeResult {
 const child = async (logging: string[]): Promise<IntakeResult> => {
   const endpoint = process.env.AWS_ENDPOINT_URL_SQS as string;
   // The clients' keys as npm start and the tests keep them locally (API_KEYS_FILE, read once per 5 minutes).
-  const { useTestKeys } = await import('../tests/support/apiKeys.ts');
+  const { useTestKeys } = await import('../testkit/apiKeys.ts');
   useTestKeys();
   const { handler: salesHandler } = await import('../functions/salesRegistration.ts');
   const { handler: caseHandler } = await import('../functions/crmCase.ts');

@@ -1,5 +1,5 @@
 /**
- * The real local queue and store for the worker benchmark, as tests/support starts them: fauxqs (SQS, in
+ * The real local queue and store for the worker benchmark, as testkit starts them: fauxqs (SQS, in
  * memory) and dynalite (DynamoDB, LevelDB in a temporary directory), with the queues and table serverless.yml
  * declares. In its own process, so that the worker process is charged only for its own CPU:
  * `node bench/localAws.ts` prints `{"sqs", "dynamodb", "env"}` once both listen.
@@ -7,10 +7,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalQueue } from '../scripts/local/localQueue.ts';
-import { startLocalStore } from '../scripts/local/localStore.ts';
-import { createLocalResources } from '../scripts/local/resources.ts';
-import { printServerlessConfig } from '../scripts/local/serverlessConfig.ts';
+import { startLocalQueue } from '../local/localQueue.ts';
+import { startLocalStore } from '../local/localStore.ts';
+import { createLocalResources } from '../local/resources.ts';
+import { printServerlessConfig } from '../local/serverlessConfig.ts';
 import { announce, awsFreeEnv, benchDir, type ServerProcess, startNodeServer } from './proc.ts';
 
 export interface LocalAwsInfo {

@@ -23,10 +23,10 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { freePorts, waitForHttp } from '../scripts/local/ports.ts';
-import { killGroup } from '../scripts/local/processes.ts';
-import { binDir, oslsScript } from '../scripts/local/project.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../tests/factories/records.ts';
+import { freePorts, waitForHttp } from '../local/ports.ts';
+import { killGroup } from '../local/processes.ts';
+import { binDir, oslsScript } from '../local/project.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../testkit/factories/records.ts';
 import { baseEnv, benchDir, projectRoot } from './proc.ts';
 
 export interface LocalStackSettings {
@@ -538,9 +538,9 @@ const waitDelivered = async (
 
 // ---- the trivial service (serverless-offline's ceiling) ---------------------------------------------------
 
-const preload = (name: string) => new URL(`../scripts/local/${name}`, import.meta.url).href;
+const preload = (name: string) => new URL(`../local/${name}`, import.meta.url).href;
 
-/** serverless-offline serving bench/trivialService, launched as scripts/local/offline.ts launches ours. */
+/** serverless-offline serving bench/trivialService, launched as local/offline.ts launches ours. */
 const startTrivial = async (concurrency: number, extraEnv: Record<string, string> = {}) => {
   const [port, lambdaPort, websocketPort] = await freePorts(3);
   const env = {
@@ -654,10 +654,10 @@ const measureCeiling = async (concurrency: number, settings: LocalStackSettings)
 export const measureLocalStack = async (
   settings: LocalStackSettings = defaultLocalStackSettings,
 ): Promise<LocalStackResult> => {
-  // What npm start uses when LOCAL_LAMBDA_CONCURRENCY is unset (scripts/local/warmPool.ts, concurrencyFrom).
+  // What npm start uses when LOCAL_LAMBDA_CONCURRENCY is unset (local/warmPool.ts, concurrencyFrom).
   // Imported with its patch of serverless-offline off: this process runs no offline.
   process.env.LOCAL_STACK_WARM_POOL = 'off';
-  const { defaultConcurrency } = await import('../scripts/local/warmPool.ts');
+  const { defaultConcurrency } = await import('../local/warmPool.ts');
   delete process.env.LOCAL_STACK_WARM_POOL;
   const loadBefore = loadavg()[0];
   const runs: LocalStackRun[] = [];

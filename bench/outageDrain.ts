@@ -65,7 +65,7 @@ export interface OutageDrainResult {
 
 const child = async (): Promise<OutageDrainResult> => {
   const { SQSClient, GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
-  const { localClientConfig } = await import('../scripts/local/aws.ts');
+  const { localClientConfig } = await import('../local/aws.ts');
   const { handler: deliveryWorker } = await import('../functions/deliveryWorker.ts');
   const { countByStatus } = await import('../lib/store/statusIndex.ts');
   const { readHolds } = await import('../lib/outage/holdStore.ts');

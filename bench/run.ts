@@ -573,8 +573,8 @@ ${missed.length ? `**Targets missed: ${missed.length}.** Why, and what would cha
   \`JSON.parse\` (form: \`node:querystring\`) and lib/validation, then the same operations, counts, batch sizes,
   parallelism and payload sizes (see the bytes below) made bare through the SDK (its own clients, configured as
   lib/aws/clients.ts configures them); no middleware, no key check, no content ids, no duplicate decisions.
-- **Worker**: functions/deliveryWorker.ts driven by \`pollOnce\` (scripts/local/queuePoller.ts, batch 10) against
-  fauxqs and dynalite (started as tests/support does, in their own process) and an instant SAP Gateway
+- **Worker**: functions/deliveryWorker.ts driven by \`pollOnce\` (local/queuePoller.ts, batch 10) against
+  fauxqs and dynalite (started as testkit does, in their own process) and an instant SAP Gateway
   (bench/instantSap.ts: CSRF token fetch, POST → 201 \`{"d":{"DocumentNumber":…}}\`, no checks; SAP rather than
   Salesforce because sales registrations are the volume). Records are pre-accepted per block with lib functions
   (putStatusRecords, sendRecords): ${worker.records} per side in 4 alternating blocks after a warm-up. Baseline: a bare
@@ -590,8 +590,8 @@ ${missed.length ? `**Targets missed: ${missed.length}.** Why, and what would cha
   with ${local.settings.steadyInFlight} in flight (one keep-alive connection each), the same mix; requests/s over the run,
   latency of each request to its last byte (p50, p99 by nearest rank). Ceiling: bench/trivialService, one
   function with the same two POST routes whose handler answers 200 \`{}\` at once, served by the same osls
-  and serverless-offline with the same preloads (scripts/local/warmPool.ts, the JSON-protocol clients, the
-  orphan guard) and LOCAL_LAMBDA_CONCURRENCY, launched as scripts/local/offline.ts launches ours, driven by the
+  and serverless-offline with the same preloads (local/warmPool.ts, the JSON-protocol clients, the
+  orphan guard) and LOCAL_LAMBDA_CONCURRENCY, launched as local/offline.ts launches ours, driven by the
   same client with the same bodies, warm-up and run. The client (node:http) runs in the benchmark's process.
   CPU: utime + stime of each process from /proc before and after the steady run, serverless-offline split into
   its main thread and its handler threads (threads named WorkerThread); the rest of it is V8's helper threads.

@@ -1,8 +1,8 @@
 /**
  * Worker throughput: sales registrations delivered per second by functions/deliveryWorker.ts, driven by
- * `pollOnce` (scripts/local/queuePoller.ts, batch 10) as Lambda's event source would, against the real local
+ * `pollOnce` (local/queuePoller.ts, batch 10) as Lambda's event source would, against the real local
  * queue and store (fauxqs, dynalite: bench/localAws.ts) and an instant SAP Gateway (bench/instantSap.ts), each
- * in its own process, and the local event bus (scripts/local/eventBus.ts) in the parent process. Baseline: a bare
+ * in its own process, and the local event bus (local/eventBus.ts) in the parent process. Baseline: a bare
  * loop making the calls the brief names with the same clients: ReceiveMessage (10); per message, in parallel as the
  * worker's batch processor does: the claim (a conditional UpdateItem with a lease, which keeps two copies of a
  * message from reaching SAP together), POST to SAP (fetch), the outcome UpdateItem (with the event in the outbox),
@@ -16,8 +16,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JsonCommand, JsonProtocolClient, JsonSendOptions } from '../lib/aws/jsonProtocol/client.ts';
-import { localClientConfig } from '../scripts/local/aws.ts';
-import { startLocalEventBus } from '../scripts/local/eventBus.ts';
+import { localClientConfig } from '../local/aws.ts';
+import { startLocalEventBus } from '../local/eventBus.ts';
 import { readSapCounts, SAP_PASSWORD, SAP_SERVICE_PATH, SAP_USER, startInstantSap } from './instantSap.ts';
 import { startLocalAws } from './localAws.ts';
 import { awsFreeEnv, benchDir, quietPowertools, runNodeJson } from './proc.ts';
@@ -73,7 +73,7 @@ const child = async (): Promise<WorkerResult> => {
   const { PutEventsCommand } = await import('../lib/aws/jsonProtocol/eventBridge.ts');
   const { eventBridgeClient } = await import('../lib/aws/clients.ts');
   const { handler: deliveryWorker } = await import('../functions/deliveryWorker.ts');
-  const { pollOnce } = await import('../scripts/local/queuePoller.ts');
+  const { pollOnce } = await import('../local/queuePoller.ts');
   const { dynamoClient } = await import('../lib/aws/clients.ts');
   const { getStatusRecord } = await import('../lib/store/statusRecords.ts');
 

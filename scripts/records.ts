@@ -1,9 +1,9 @@
 /**
  * `npm run records -- [filters] [--counts] [--json]` and `npm run records -- <id>`: lists, searches and counts the
  * status records of the running `npm start` or of an AWS stage (--stage), or shows one record in full. See the
- * README, "Operations: finding records", and scripts/records/constants.ts for the usage.
+ * README, "Operations: finding records", and tools/records/constants.ts for the usage.
  */
-import { runRecords } from './records/run.ts';
+import { runRecords } from '../tools/records/run.ts';
 
 // `npm run -s records -- --json | head`: the reader has gone, which is no failure of the listing.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {

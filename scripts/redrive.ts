@@ -14,9 +14,9 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { queueArnByName } from '../lib/redrive/queueArn.ts';
 import { redriveByHand, redriveOnAws } from '../lib/redrive/redrive.ts';
 import type { RecordKind } from '../lib/types.ts';
-import { localClientConfig } from './local/aws.ts';
-import { defaultDataDir, oslsScript, projectRoot } from './local/project.ts';
-import type { ResolvedServerlessConfig } from './local/serverlessConfig.ts';
+import { localClientConfig } from '../local/aws.ts';
+import { defaultDataDir, oslsScript, projectRoot } from '../local/project.ts';
+import type { ResolvedServerlessConfig } from '../local/serverlessConfig.ts';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

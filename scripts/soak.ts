@@ -1,5 +1,5 @@
 /**
- * `npm run soak`: the fault campaign (scripts/soak/campaign.ts). Thousands of records through `npm start`
+ * `npm run soak`: the fault campaign (soak/campaign.ts). Thousands of records through `npm start`
  * with faults at every boundary and SIGKILLs of the whole service, then a record-by-record reconciliation of
  * what was answered, what SAP and Salesforce received and what the status look-ups say.
  *
@@ -20,8 +20,8 @@
  * LEVEL, --keep-data.
  */
 import { parseArgs } from 'node:util';
-import { runSoak, type SoakOptions } from './soak/campaign.ts';
-import { reportJson, reportTable } from './soak/report.ts';
+import { runSoak, type SoakOptions } from '../soak/campaign.ts';
+import { reportJson, reportTable } from '../soak/report.ts';
 
 const { values } = parseArgs({
   options: {

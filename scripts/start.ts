@@ -1,14 +1,14 @@
 /**
- * `npm start`: the whole service on this machine (see scripts/local/stack.ts). Prints exactly one line,
+ * `npm start`: the whole service on this machine (see local/stack.ts). Prints exactly one line,
  * `ready: http://localhost:<port>`, on stdout once it accepts requests; everything else goes to stderr.
  * Env: PORT (default 3000, 0 = any free port), DATA_DIR (default <project>/.data), DEBUG (show
  * serverless-offline's output and start-up timings). SIGINT / SIGTERM stop everything and exit 0.
  */
-import { ensureLocalKeys } from './local/apiKeys.ts';
-import { startLocalDelivery } from './local/delivery.ts';
-import { killGroup, onShutdownSignal } from './local/processes.ts';
-import { defaultDataDir } from './local/project.ts';
-import type { LocalStack } from './local/stack.ts';
+import { ensureLocalKeys } from '../local/apiKeys.ts';
+import { startLocalDelivery } from '../local/delivery.ts';
+import { killGroup, onShutdownSignal } from '../local/processes.ts';
+import { defaultDataDir } from '../local/project.ts';
+import type { LocalStack } from '../local/stack.ts';
 
 const port = process.env.PORT ? Number(process.env.PORT) : 3000;
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -48,7 +48,7 @@ parentWatch = setInterval(() => {
   if (process.ppid !== parentAtStart) process.emit('SIGTERM', 'SIGTERM');
 }, 500).unref();
 
-const { startLocalStack } = await import('./local/stack.ts');
+const { startLocalStack } = await import('../local/stack.ts');
 starting = startLocalStack({
   port,
   dataDir,

@@ -3,7 +3,7 @@
  * (the old one signs too for WEBHOOK_ROTATION_HOURS), re-enables a webhook disabled by a 410, or shows them.
  * Locally in npm start's data directory, on AWS with --stage. See docs/operations.md, "Webhooks".
  */
-import { runWebhookSecret } from './webhookSecret/run.ts';
+import { runWebhookSecret } from '../tools/webhookSecret/run.ts';
 
 process.exitCode = await runWebhookSecret(process.argv.slice(2), process.env, {
   out: (text) => process.stdout.write(text),

@@ -13,8 +13,8 @@ import {
 import { AwsNetworkError, AwsServiceError } from '../../lib/aws/jsonProtocol/errors.ts';
 import { GetSecretValueCommand, SecretsManagerClient } from '../../lib/aws/jsonProtocol/secretsManager.ts';
 import { QueueDoesNotExist, SendMessageBatchCommand, SQSClient } from '../../lib/aws/jsonProtocol/sqs.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { awsError, awsOk, type ScriptedAnswer, startScriptedAws } from '../support/scriptedAws.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { awsError, awsOk, type ScriptedAnswer, startScriptedAws } from '../../testkit/scriptedAws.ts';
 
 /*
  * The JSON-protocol clients that the API functions' bundles use in place of the SDK (scripts/bundle.ts), against

@@ -9,7 +9,7 @@ import {
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '../../lib/aws/jsonProtocol/dynamodb.ts';
 import { AwsNetworkError } from '../../lib/aws/jsonProtocol/errors.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 /*
  * Deadlines of the JSON-protocol clients: each attempt's (attemptTimeoutMs, from the request's start to the whole

@@ -2,7 +2,7 @@ import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsCredentials, signRequest } from '../../lib/aws/jsonProtocol/signatureV4.ts';
-import { awsOk, type SeenRequest, startScriptedAws } from '../support/scriptedAws.ts';
+import { awsOk, type SeenRequest, startScriptedAws } from '../../testkit/scriptedAws.ts';
 
 /*
  * The oracle is the AWS SDK itself: each case sends a request through an SDK client to a local server, then signs

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCrmClient, MAX_COLLECTION_SIZE, parseApiUsage } from '../../lib/downstream/crm/index.ts';
 import type { BatchItem } from '../../lib/downstream/types.ts';
 import type { CaseRecord } from '../../lib/types.ts';
-import { readBody } from '../support/readBody.ts';
+import { readBody } from '../../testkit/readBody.ts';
 import {
   type CrmFixture,
   fullCase,

@@ -17,14 +17,14 @@ import { createDownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
 import { readHold } from '../../lib/outage/holdStore.ts';
 import { recordsTable } from '../../lib/settings/settings.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
+import { localClientConfig } from '../../local/aws.ts';
 import { salesforceDeliveryCalls } from '../../sandbox/salesforceCollections.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { sapDeliveryCalls } from '../../sandbox/sapBatch.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { localClientConfig } from '../../scripts/local/aws.ts';
-import { lambdaContext } from '../factories/apiGateway.ts';
-import { startEventBridgeRecorder } from '../support/eventBridgeRecorder.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
+import { lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import {
   acceptCases,
   acceptSales,

@@ -26,10 +26,10 @@ import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
 import type { QueuedRecord, SalesRegistration } from '../../lib/types.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
-import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { startHookedProxy } from '../support/hookedProxy.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { startHookedProxy } from '../../testkit/hookedProxy.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import { forgetHolds } from './support.ts';
 
 vi.hoisted(() => {

@@ -16,8 +16,8 @@ import { reconcileSettings } from '../../lib/settings/settings.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { lambdaContext } from '../factories/apiGateway.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import {
   acceptCases,
   acceptSales,

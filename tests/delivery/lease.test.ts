@@ -10,12 +10,12 @@ import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { messageBody } from '../../lib/queue/sendRecords.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import type { QueuedRecord } from '../../lib/types.ts';
+import { localClientConfig } from '../../local/aws.ts';
+import { pollOnce } from '../../local/queuePoller.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { localClientConfig } from '../../scripts/local/aws.ts';
-import { pollOnce } from '../../scripts/local/queuePoller.ts';
-import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
-import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let sap: SapSandbox;

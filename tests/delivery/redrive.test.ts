@@ -6,12 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { redriveByHand, redriveOnAws } from '../../lib/redrive/redrive.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import { localClientConfig } from '../../scripts/local/aws.ts';
-import { caseInput } from '../factories/records.ts';
-import { startEventBridgeRecorder } from '../support/eventBridgeRecorder.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { readBody } from '../support/readBody.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { localClientConfig } from '../../local/aws.ts';
+import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
+import { caseInput } from '../../testkit/factories/records.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { readBody } from '../../testkit/readBody.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let sqs: SQSClient;

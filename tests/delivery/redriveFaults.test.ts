@@ -10,13 +10,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { redriveByHand } from '../../lib/redrive/redrive.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import { localClientConfig } from '../../scripts/local/aws.ts';
-import { caseInput } from '../factories/records.ts';
-import { startFaultyProxy } from '../support/faultyProxy.ts';
-import { freshAws } from '../support/freshAws.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { awsOk, startScriptedAws } from '../support/scriptedAws.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { localClientConfig } from '../../local/aws.ts';
+import { caseInput } from '../../testkit/factories/records.ts';
+import { startFaultyProxy } from '../../testkit/faultyProxy.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { awsOk, startScriptedAws } from '../../testkit/scriptedAws.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 /** Every SQS call of the redrive (the operator's client and the service's own) passes this proxy. */

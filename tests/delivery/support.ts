@@ -13,9 +13,9 @@ import { OutcomeTally } from '../../lib/observability/metrics.ts';
 import type { DownstreamHolds } from '../../lib/outage/hold.ts';
 import type { DeliverySettings, OutageSettings } from '../../lib/settings/settings.ts';
 import { recordsTable } from '../../lib/settings/settings.ts';
-import { localClientConfig } from '../../scripts/local/aws.ts';
-import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
+import { localClientConfig } from '../../local/aws.ts';
+import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
 
 /** A backoff long enough that a failed record's message stays hidden (in flight) for the whole test. */
 export const DELIVERY: DeliverySettings = { maxAttempts: 3, retryBaseSeconds: 60, leaseSeconds: 90 };

@@ -12,8 +12,8 @@ import { OutcomeTally } from '../../lib/observability/metrics.ts';
 import { createDownstreamHolds } from '../../lib/outage/hold.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { startEventBridgeRecorder } from '../support/eventBridgeRecorder.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import { acceptSales, DELIVERY, forgetHolds, OUTAGE, receive } from './support.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;

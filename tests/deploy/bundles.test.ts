@@ -6,13 +6,13 @@ import { promisify } from 'node:util';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiEvent, jsonPost, statusGet } from '../factories/apiGateway.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { testKeys } from '../support/apiKeys.ts';
-import { startHookedProxy } from '../support/hookedProxy.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { packagedTemplate, withPackageLock } from '../support/packagedTemplate.ts';
-import { awsOk, startScriptedAws } from '../support/scriptedAws.ts';
+import { testKeys } from '../../testkit/apiKeys.ts';
+import { apiEvent, jsonPost, statusGet } from '../../testkit/factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { startHookedProxy } from '../../testkit/hookedProxy.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { packagedTemplate, withPackageLock } from '../../testkit/packagedTemplate.ts';
+import { awsOk, startScriptedAws } from '../../testkit/scriptedAws.ts';
 
 /*
  * The API functions' deployed artifacts (the zips `npm run package` writes), unzipped and run in a fresh Node

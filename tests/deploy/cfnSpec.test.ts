@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type CfnSpec, checkTemplateAgainstSpec, loadCfnSpec } from '../support/cfnSpec.ts';
-import { packagedTemplate, type Template } from '../support/packagedTemplate.ts';
+import { type CfnSpec, checkTemplateAgainstSpec, loadCfnSpec } from '../../testkit/cfnSpec.ts';
+import { packagedTemplate, type Template } from '../../testkit/packagedTemplate.ts';
 
 /*
  * The packaged template against the CloudFormation resource specification (the `@aws-cdk/cfnspec` package):

@@ -14,14 +14,14 @@ import { render } from 'velocityjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import clients from '../../config/clients.json' with { type: 'json' };
 import type { ClientsConfig } from '../../lib/clients/types.ts';
-import { oslsScript, projectRoot } from '../../scripts/local/project.ts';
-import { testKeys } from '../support/apiKeys.ts';
+import { oslsScript, projectRoot } from '../../local/project.ts';
+import { testKeys } from '../../testkit/apiKeys.ts';
 import {
   packagedTemplate,
   type Resource,
   type Template,
   withPackageLock,
-} from '../support/packagedTemplate.ts';
+} from '../../testkit/packagedTemplate.ts';
 
 const require = createRequire(import.meta.url);
 const { generate } = require('../../deploy/apiKeys.cjs') as {

@@ -8,28 +8,28 @@ import { redriveOnAws } from '../../lib/redrive/redrive.ts';
 import { OPERATOR_ATTRIBUTES } from '../../lib/store/operatorAttributes.ts';
 import { readStatusRecord } from '../../lib/store/statusIndex.ts';
 import type { RecordKind } from '../../lib/types.ts';
-import { localClientConfig } from '../../scripts/local/aws.ts';
-import { localStage } from '../../scripts/local/project.ts';
-import { createLocalResources, type LocalResources } from '../../scripts/local/resources.ts';
-import type { ResolvedServerlessConfig } from '../../scripts/local/serverlessConfig.ts';
-import { runRecords } from '../../scripts/records/run.ts';
-import { acceptRecord, attempt } from '../records/seed.ts';
-import { type AwsCallRecorder, startAwsCallRecorder } from '../support/awsCallRecorder.ts';
-import { type RecordedRequest, recordedRequests } from '../support/calledArns.ts';
+import { localClientConfig } from '../../local/aws.ts';
+import { localStage } from '../../local/project.ts';
+import { createLocalResources, type LocalResources } from '../../local/resources.ts';
+import type { ResolvedServerlessConfig } from '../../local/serverlessConfig.ts';
+import { type AwsCallRecorder, startAwsCallRecorder } from '../../testkit/awsCallRecorder.ts';
+import { type RecordedRequest, recordedRequests } from '../../testkit/calledArns.ts';
 import {
   type IamRequest,
   isAllowed,
   type PolicyStatement,
   roleStatements,
   unusedGrants,
-} from '../support/iamPolicy.ts';
-import { packagedTemplate, type Template } from '../support/packagedTemplate.ts';
-import { PSEUDO_PARAMETERS, type TemplateRefs, templateRefs } from '../support/templateRefs.ts';
+} from '../../testkit/iamPolicy.ts';
+import { packagedTemplate, type Template } from '../../testkit/packagedTemplate.ts';
+import { PSEUDO_PARAMETERS, type TemplateRefs, templateRefs } from '../../testkit/templateRefs.ts';
+import { runRecords } from '../../tools/records/run.ts';
+import { acceptRecord, attempt } from '../records/seed.ts';
 
 /*
  * Least privilege for the operators' tools on AWS: `npm run records --stage` and `npm run redrive --stage` run with
  * the stack's OperationsRole. Checked as the functions' roles are (roles.test.ts): the code's real calls, signed as
- * `operator` through the recorder (tests/support/awsCallRecorder.ts) in front of dynalite and fauxqs, must all be
+ * `operator` through the recorder (testkit/awsCallRecorder.ts) in front of dynalite and fauxqs, must all be
  * allowed by the role's statements in the packaged template, and the role must grant nothing those calls do not
  * use. SQS's message move task cannot run on fauxqs: the recorder takes StartMessageMoveTask and checks what the
  * SQS documentation says it needs (on the dead-letter queue and the destination queue) in its place.

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { unzipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { withPackageLock } from '../support/packagedTemplate.ts';
+import { withPackageLock } from '../../testkit/packagedTemplate.ts';
 
 const bundles = join(process.cwd(), '.esbuild');
 

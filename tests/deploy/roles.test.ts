@@ -7,17 +7,17 @@ import type { APIGatewayProxyEvent, SQSBatchResponse, SQSEvent } from 'aws-lambd
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
 import { newWebhookSecret } from '../../lib/webhooks/secrets.ts';
+import { localClientConfig } from '../../local/aws.ts';
+import { pollOnce } from '../../local/queuePoller.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { localClientConfig } from '../../scripts/local/aws.ts';
-import { pollOnce } from '../../scripts/local/queuePoller.ts';
-import { apiEvent, formPost, frameGet, jsonPost, statusGet } from '../factories/apiGateway.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { testKeys } from '../support/apiKeys.ts';
-import { type AwsCallRecorder, startAwsCallRecorder } from '../support/awsCallRecorder.ts';
-import { recordedRequests as recordedRequestsOf } from '../support/calledArns.ts';
-import { type IamRequest, isAllowed, roleStatements, unusedGrants } from '../support/iamPolicy.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { testKeys } from '../../testkit/apiKeys.ts';
+import { type AwsCallRecorder, startAwsCallRecorder } from '../../testkit/awsCallRecorder.ts';
+import { recordedRequests as recordedRequestsOf } from '../../testkit/calledArns.ts';
+import { apiEvent, formPost, frameGet, jsonPost, statusGet } from '../../testkit/factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { type IamRequest, isAllowed, roleStatements, unusedGrants } from '../../testkit/iamPolicy.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import {
   type DeployedFunction,
   deployedFunctions,
@@ -26,15 +26,15 @@ import {
   type ServerlessFunction,
   startLambdaProcess,
   unpackArtifacts,
-} from '../support/lambdaProcesses.ts';
-import { packagedTemplate, type Template } from '../support/packagedTemplate.ts';
-import { type TemplateRefs, templateRefs } from '../support/templateRefs.ts';
+} from '../../testkit/lambdaProcesses.ts';
+import { packagedTemplate, type Template } from '../../testkit/packagedTemplate.ts';
+import { type TemplateRefs, templateRefs } from '../../testkit/templateRefs.ts';
 
 /*
  * Least privilege, checked against what the code does rather than what someone wrote down. Every function of
  * serverless.yml runs its deployed artifact (the zip `npm run package` writes) in a Node process of its own,
  * with the environment the packaged template gives it, against fauxqs, dynalite, the SAP and Salesforce
- * sandboxes and a recording endpoint (tests/support/awsCallRecorder.ts) that every AWS call of that process
+ * sandboxes and a recording endpoint (testkit/awsCallRecorder.ts) that every AWS call of that process
  * passes: each process signs with its own access key id, the function's name, so each call is attributed to
  * its function. The scenarios below drive the functions' real paths; then each function's role in the
  * packaged template must allow every call recorded for it, and grant nothing that no recorded call (or AWS on

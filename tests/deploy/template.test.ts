@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ERP_BATCH_SIZE } from '../../lib/downstream/erp/constants.ts';
 import { MAX_VISIBILITY_SECONDS } from '../../lib/webhooks/dispatch.ts';
 import { retryWindow, WEBHOOK_RETRY_SCHEDULE, webhookAttempts } from '../../lib/webhooks/retrySchedule.ts';
-import { packagedTemplate } from '../support/packagedTemplate.ts';
+import { packagedTemplate } from '../../testkit/packagedTemplate.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; Condition?: string };
 let resources: Record<string, Resource>;

@@ -12,8 +12,8 @@ import { describe, expect, it } from 'vitest';
 import clients from '../../config/clients.json' with { type: 'json' };
 import type { ClientsConfig } from '../../lib/clients/types.ts';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
-import { oslsScript, projectRoot } from '../../scripts/local/project.ts';
-import type { Resource } from '../support/packagedTemplate.ts';
+import { oslsScript, projectRoot } from '../../local/project.ts';
+import type { Resource } from '../../testkit/packagedTemplate.ts';
 
 const require = createRequire(import.meta.url);
 const webhooks = require('../../deploy/webhooks.cjs') as {

@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { projectRoot } from '../../scripts/local/project.ts';
+import { projectRoot } from '../../local/project.ts';
 
 const GUIDES = [
   'README.md',

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { npmStart, type RunningService } from '../support/npmStart.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { npmStart, type RunningService } from '../../testkit/npmStart.ts';
 
 const total = 200;
 const inFlight = 100;

@@ -7,10 +7,10 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { buildOpenApiDocument } from '../../scripts/openapi/buildOpenApiDocument.ts';
-import { privateSale } from '../../scripts/openapi/examples.ts';
-import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { npmStart, type RunningService } from '../support/npmStart.ts';
+import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { npmStart, type RunningService } from '../../testkit/npmStart.ts';
+import { buildOpenApiDocument } from '../../tools/openapi/buildOpenApiDocument.ts';
+import { privateSale } from '../../tools/openapi/examples.ts';
 
 const dirs: string[] = [];
 const dataDir = async () => {

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { deadLettersInStore, recordPathsInStore } from '../../scripts/soak/storeHistory.ts';
-import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { npmStart, type RunningService } from '../support/npmStart.ts';
+import { deadLettersInStore, recordPathsInStore } from '../../soak/storeHistory.ts';
+import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { npmStart, type RunningService } from '../../testkit/npmStart.ts';
 
 const ATTEMPTS = 3;
 const RETRY_BASE_SECONDS = 1;

@@ -2,10 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePorts } from '../../local/ports.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { freePorts } from '../../scripts/local/ports.ts';
-import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { npmStart, type RunningService } from '../support/npmStart.ts';
+import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { npmStart, type RunningService } from '../../testkit/npmStart.ts';
 
 interface Status {
   status: string;

@@ -1,5 +1,5 @@
 /**
- * The short form of `npm run soak` (scripts/soak/campaign.ts): a few hundred records through `npm start` with
+ * The short form of `npm run soak` (soak/campaign.ts): a few hundred records through `npm start` with
  * faults at every boundary (SQS, DynamoDB and the bus behind fault proxies for the API functions and for the
  * worker and reconciler, SAP and Salesforce sandboxes losing answers too, faults inside batched calls), one SIGKILL
  * of the whole service and a 40 s SAP outage, then the reconciliation record by record: nothing lost, nothing
@@ -8,8 +8,8 @@
  * verified, none of a client without a webhook, none with personal data.
  */
 import { describe, expect, it } from 'vitest';
-import { runSoak } from '../../scripts/soak/campaign.ts';
-import { reportTable } from '../../scripts/soak/report.ts';
+import { runSoak } from '../../soak/campaign.ts';
+import { reportTable } from '../../soak/report.ts';
 
 describe('the soak campaign, short form', () => {
   it('delivers each record answered 200 exactly once and tells the webhook, through faults and a SIGKILL of npm start', async () => {

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../lib/events/webhookEvent.ts';
-import { projectRoot } from '../../scripts/local/project.ts';
-import { personalValues, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { npmStart, type RunningService } from '../support/npmStart.ts';
+import { projectRoot } from '../../local/project.ts';
+import { personalValues, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { npmStart, type RunningService } from '../../testkit/npmStart.ts';
 
 /** What the sandbox webhook receiver lists: the signed event as the client's webhook got it, and whether it verified. */
 interface Received {

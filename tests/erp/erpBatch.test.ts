@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createErpClient, DEFAULT_ERP_BATCH_SIZE } from '../../lib/downstream/erp/index.ts';
 import type { BatchItem } from '../../lib/downstream/types.ts';
 import type { SalesRegistration } from '../../lib/types.ts';
-import { readBody } from '../support/readBody.ts';
+import { readBody } from '../../testkit/readBody.ts';
 import {
   type ErpFixture,
   PERSONAL_VALUES,

@@ -11,8 +11,8 @@ import { stateChangeOf } from '../../lib/events/stateChange.ts';
 import type { RecordStateChanged } from '../../lib/events/types.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import schema from '../../schemas/events/recordStateChanged.schema.json' with { type: 'json' };
-import { personalValues, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { acceptedCase } from '../factories/statusRecords.ts';
+import { personalValues, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
 
 const ajv = new Ajv.default({ allErrors: true, strict: true });
 addFormats.default(ajv);

@@ -19,12 +19,12 @@ import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
 import type { QueuedRecord } from '../../lib/types.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
-import { personalValues, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { acceptedCase } from '../factories/statusRecords.ts';
-import { startEventBridgeRecorder } from '../support/eventBridgeRecorder.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
+import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { personalValues, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let sap: SapSandbox;

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { eventOf } from '../../lib/events/stateChange.ts';
 import { pendingChangeOf } from '../../lib/records/stateChange.ts';
-import { acceptedCase } from '../factories/statusRecords.ts';
+import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
 
 const at = new Date('2026-11-22T08:03:12.345Z');
 

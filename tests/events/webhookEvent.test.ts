@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { stateChangeOf } from '../../lib/events/stateChange.ts';
 import { webhookEventOf, webhookIdOf } from '../../lib/events/webhookEvent.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
-import { acceptedCase } from '../factories/statusRecords.ts';
+import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
 
 const at = new Date('2026-11-22T08:03:12.345Z');
 

@@ -21,12 +21,12 @@ import { publishRecordEvents } from '../../lib/outbox/publish.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt, reopenFailedRecord } from '../../lib/store/statusUpdates.ts';
-import { apiEvent, lambdaContext } from '../factories/apiGateway.ts';
-import { acceptedCase } from '../factories/statusRecords.ts';
-import { testKeys } from '../support/apiKeys.ts';
-import { startEventBridgeRecorder } from '../support/eventBridgeRecorder.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { testKeys } from '../../testkit/apiKeys.ts';
+import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
+import { apiEvent, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 const DEALER = 'example-dealer';
 const WEB_FORMS = 'example-web-forms';

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { lambdaContext } from '../factories/apiGateway.ts';
-import { readBody } from '../support/readBody.ts';
+import { lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { readBody } from '../../testkit/readBody.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 

@@ -15,8 +15,8 @@ import { crmCaseHandler } from '../../functions/crmCase.ts';
 import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import type { CaseRecord } from '../../lib/types.ts';
-import { uniqueFrame } from '../factories/records.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { uniqueFrame } from '../../testkit/factories/records.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import { startApiGatewayAdapter } from './apiGatewayAdapter.ts';
 
 const CHROMIUM = '/usr/bin/chromium';

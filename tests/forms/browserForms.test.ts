@@ -6,9 +6,9 @@ import type { ClientsConfig } from '../../lib/clients/types.ts';
 import { controlFieldNames } from '../../lib/forms/controlFields.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import type { CaseRecord, QueuedRecord } from '../../lib/types.ts';
-import { apiEvent, formPost, jsonPost, lambdaContext } from '../factories/apiGateway.ts';
-import { caseInput, uniqueFrame } from '../factories/records.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { apiEvent, formPost, jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { caseInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 const CASE = '/crm/case';
 const PAGE_ORIGIN = 'https://forms.example.com';

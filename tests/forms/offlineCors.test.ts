@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClientsConfig } from '../../lib/clients/types.ts';
-import { freePorts, waitForHttp } from '../../scripts/local/ports.ts';
-import { killGroup } from '../../scripts/local/processes.ts';
-import { oslsScript, projectRoot } from '../../scripts/local/project.ts';
-import { caseInput, uniqueFrame } from '../factories/records.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { freePorts, waitForHttp } from '../../local/ports.ts';
+import { killGroup } from '../../local/processes.ts';
+import { oslsScript, projectRoot } from '../../local/project.ts';
+import { caseInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 const PAGE_ORIGIN = 'https://forms.example.com';
 const copied = [

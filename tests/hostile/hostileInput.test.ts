@@ -3,10 +3,10 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler as caseHandler } from '../../functions/crmCase.ts';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
-import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { expectCaseRefusal, expectNoStackTrace, expectSalesRefusal } from '../support/answers.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { expectCaseRefusal, expectNoStackTrace, expectSalesRefusal } from '../../testkit/answers.ts';
+import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 /*
  * Hostile input, item by item: each is answered in the operation's contract shape with 400, 413 or 415, never

@@ -7,11 +7,16 @@ import { handler as caseHandler } from '../../functions/crmCase.ts';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
 import { logger } from '../../lib/observability/logger.ts';
 import { resetSettings } from '../../lib/settings/environment.ts';
-import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
-import { caseInput, personalValues, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { LEAK_MARKER, MARKER_DOB, marked, markedEmail, markerValues } from '../support/leakMarkers.ts';
-import { describeLeaks, findLeaksInDirectory, findLeaksInText } from '../support/logScan.ts';
+import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import {
+  caseInput,
+  personalValues,
+  salesRegistrationInput,
+  uniqueFrame,
+} from '../../testkit/factories/records.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { LEAK_MARKER, MARKER_DOB, marked, markedEmail, markerValues } from '../../testkit/leakMarkers.ts';
+import { describeLeaks, findLeaksInDirectory, findLeaksInText } from '../../testkit/logScan.ts';
 
 const captureFile = () => join(inject('logCaptureDir'), `worker-${process.pid}.log`);
 

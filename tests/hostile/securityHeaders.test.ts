@@ -5,11 +5,17 @@ import { handler as recordStatus } from '../../functions/recordStatus.ts';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
 import { securityHeaders } from '../../lib/http/securityHeaders.ts';
 import { unexpectedErrorText } from '../../lib/http/shapes.ts';
-import { apiEvent, formPost, jsonPost, lambdaContext, statusGet } from '../factories/apiGateway.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { expectedSecurityHeaders, expectNoStackTrace, expectSecurityHeaders } from '../support/answers.ts';
-import { startFaultyProxy } from '../support/faultyProxy.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { expectedSecurityHeaders, expectNoStackTrace, expectSecurityHeaders } from '../../testkit/answers.ts';
+import {
+  apiEvent,
+  formPost,
+  jsonPost,
+  lambdaContext,
+  statusGet,
+} from '../../testkit/factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { startFaultyProxy } from '../../testkit/faultyProxy.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 const SALES = '/erp/sales_registration';
 const CASE = '/crm/case';

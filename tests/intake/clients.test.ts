@@ -9,10 +9,10 @@ import type { ClientsConfig } from '../../lib/clients/types.ts';
 import { callerIdentity, callerOf } from '../../lib/http/callerIdentity.ts';
 import { contractErrors } from '../../lib/http/contractErrors.ts';
 import { caseShape } from '../../lib/http/shapes.ts';
-import { jsonPost, lambdaContext, statusGet } from '../factories/apiGateway.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { testKeys } from '../support/apiKeys.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { testKeys } from '../../testkit/apiKeys.ts';
+import { jsonPost, lambdaContext, statusGet } from '../../testkit/factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 beforeAll(async () => {

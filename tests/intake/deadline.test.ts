@@ -6,9 +6,9 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
-import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
-import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 let silent: Server;
 const sockets: Socket[] = [];

@@ -11,11 +11,11 @@ import { contentId, generationId } from '../../lib/intake/recordIds.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { readContentSlot } from '../../lib/store/statusRecords.ts';
 import type { CaseRecord } from '../../lib/types.ts';
-import { type FaultProxy, startFaultProxy } from '../../scripts/soak/faultProxy.ts';
-import { uniqueFrame } from '../factories/records.ts';
-import { freshAws } from '../support/freshAws.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { uniqueFrame } from '../../testkit/factories/records.ts';
+import { type FaultProxy, startFaultProxy } from '../../testkit/faultProxy.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 const OWNER = 'example-web-forms';
 const HOUR = 60 * 60 * 1000;

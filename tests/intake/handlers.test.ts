@@ -2,10 +2,16 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as caseHandler } from '../../functions/crmCase.ts';
 import { handler as recordStatus } from '../../functions/recordStatus.ts';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
-import { apiEvent, formPost, jsonPost, lambdaContext, statusGet } from '../factories/apiGateway.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { testKeys } from '../support/apiKeys.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { testKeys } from '../../testkit/apiKeys.ts';
+import {
+  apiEvent,
+  formPost,
+  jsonPost,
+  lambdaContext,
+  statusGet,
+} from '../../testkit/factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 const SALES = '/erp/sales_registration';
 const CASE = '/crm/case';

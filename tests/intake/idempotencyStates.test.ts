@@ -16,12 +16,12 @@ import {
   setIdempotencyState,
 } from '../../lib/store/idempotencyEntries.ts';
 import type { CaseRecord } from '../../lib/types.ts';
-import { localClientConfig } from '../../scripts/local/aws.ts';
-import { uniqueFrame } from '../factories/records.ts';
-import { startFaultyProxy } from '../support/faultyProxy.ts';
-import { freshAws } from '../support/freshAws.ts';
-import { startHookedProxy } from '../support/hookedProxy.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { localClientConfig } from '../../local/aws.ts';
+import { uniqueFrame } from '../../testkit/factories/records.ts';
+import { startFaultyProxy } from '../../testkit/faultyProxy.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
+import { startHookedProxy } from '../../testkit/hookedProxy.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 const OWNER = 'example-web-forms';
 const T0 = new Date('2026-11-22T08:00:00.000Z');

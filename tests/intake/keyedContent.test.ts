@@ -10,10 +10,10 @@ import { acceptRecords } from '../../lib/intake/acceptRecords.ts';
 import { contentId, generationId, keyedId, sha256 } from '../../lib/intake/recordIds.ts';
 import { getStatusRecord, readContentSlot } from '../../lib/store/statusRecords.ts';
 import type { CaseRecord } from '../../lib/types.ts';
-import { uniqueFrame } from '../factories/records.ts';
-import { freshAws } from '../support/freshAws.ts';
-import { startHookedProxy } from '../support/hookedProxy.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { uniqueFrame } from '../../testkit/factories/records.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
+import { startHookedProxy } from '../../testkit/hookedProxy.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 const OWNER = 'example-web-forms';
 const HOUR = 60 * 60 * 1000;

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
 import { getStatusRecords } from '../../lib/store/statusRecords.ts';
-import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
-import { salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { startFaultyProxy } from '../support/faultyProxy.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { startFaultyProxy } from '../../testkit/faultyProxy.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 /*
  * DynamoDB wrote the record but its answer never arrived: the AWS client tries again, and the conditional write

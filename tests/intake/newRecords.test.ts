@@ -7,8 +7,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { acceptRecords } from '../../lib/intake/acceptRecords.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import type { CaseRecord, SalesRegistration } from '../../lib/types.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { freshAws } from '../support/freshAws.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
 
 beforeAll(async () => {
   await freshAws();

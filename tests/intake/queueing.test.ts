@@ -8,11 +8,11 @@ import { RECORD_ID_PATTERN } from '../../lib/records/recordId.ts';
 import { getStatusRecords } from '../../lib/store/statusRecords.ts';
 import { claimRecord } from '../../lib/store/statusUpdates.ts';
 import type { CaseRecord, QueuedRecord } from '../../lib/types.ts';
-import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { startFaultyProxy } from '../support/faultyProxy.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { startFaultyProxy } from '../../testkit/faultyProxy.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 const SALES = '/erp/sales_registration';
 let aws: Awaited<ReturnType<typeof isolatedAws>>;

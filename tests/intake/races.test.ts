@@ -10,10 +10,10 @@ import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
 import { RECORD_ID_PATTERN } from '../../lib/records/recordId.ts';
 import { claimIdempotencyKey, readIdempotencyEntry } from '../../lib/store/idempotencyEntries.ts';
 import type { QueuedRecord } from '../../lib/types.ts';
-import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { startFaultyProxy } from '../support/faultyProxy.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { startFaultyProxy } from '../../testkit/faultyProxy.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 const SALES = '/erp/sales_registration';
 let aws: Awaited<ReturnType<typeof isolatedAws>>;

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { lockDataDir } from '../../scripts/local/dataDirLock.ts';
+import { lockDataDir } from '../../local/dataDirLock.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertSupportedDynalite, dynaliteDb } from '../../scripts/local/dynaliteInternals.ts';
+import { assertSupportedDynalite, dynaliteDb } from '../../local/dynaliteInternals.ts';
 
 describe("the local store's hold on dynalite's internals", () => {
   it('accepts the installed dynalite', () => {
@@ -15,7 +15,7 @@ describe("the local store's hold on dynalite's internals", () => {
     (version) => {
       // Act / Assess
       expect(() => assertSupportedDynalite(version)).toThrow(
-        `scripts/local/dynaliteInternals.ts patches dynalite 4.0.0, found ${version}`,
+        `local/dynaliteInternals.ts patches dynalite 4.0.0, found ${version}`,
       );
     },
   );

@@ -12,11 +12,11 @@ import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.t
 import type { RecordStateChanged } from '../../lib/events/types.ts';
 import { webhookEventOf } from '../../lib/events/webhookEvent.ts';
 import { newWebhookSecret, type WebhookSecrets } from '../../lib/webhooks/secrets.ts';
-import { type LocalEventBus, startLocalEventBus } from '../../scripts/local/eventBus.ts';
-import type { WebhookRoute } from '../../scripts/local/webhookDispatcher.ts';
-import { fileWebhookSwitch } from '../../scripts/local/webhookFlags.ts';
-import type { WebhookRetrySettings } from '../../scripts/local/webhookRetry.ts';
-import { readBody } from '../support/readBody.ts';
+import { type LocalEventBus, startLocalEventBus } from '../../local/eventBus.ts';
+import type { WebhookRoute } from '../../local/webhookDispatcher.ts';
+import { fileWebhookSwitch } from '../../local/webhookFlags.ts';
+import type { WebhookRetrySettings } from '../../local/webhookRetry.ts';
+import { readBody } from '../../testkit/readBody.ts';
 
 const BUS = 'dealer-gateway-local';
 /** Short enough that retry paths run in well under a second. */

@@ -6,10 +6,10 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '../../lib/clients/types.ts';
 import { newWebhookSecret } from '../../lib/webhooks/secrets.ts';
 import { signWebhook } from '../../lib/webhooks/signing.ts';
+import { describeWebhookRoutes, localWebhookRoutes } from '../../local/webhookRoutes.ts';
+import { ensureWebhookSecrets } from '../../local/webhookSecrets.ts';
+import { startLocalWebhooks } from '../../local/webhooks.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../sandbox/webhookReceiver.ts';
-import { describeWebhookRoutes, localWebhookRoutes } from '../../scripts/local/webhookRoutes.ts';
-import { ensureWebhookSecrets } from '../../scripts/local/webhookSecrets.ts';
-import { startLocalWebhooks } from '../../scripts/local/webhooks.ts';
 
 const dirs: string[] = [];
 const cleanups: (() => Promise<unknown>)[] = [];

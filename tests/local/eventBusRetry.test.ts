@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { webhookRetrySettings } from '../../scripts/local/webhookRetry.ts';
+import { webhookRetrySettings } from '../../local/webhookRetry.ts';
 
 describe('the local event bus retry settings', () => {
   it('reads its windows from the environment, 3 days of retries by default', () => {

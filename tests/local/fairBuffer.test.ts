@@ -1,10 +1,10 @@
 /**
- * The local poller's look-ahead by client (scripts/local/fairBuffer.ts): batches filled round-robin across clients,
+ * The local poller's look-ahead by client (local/fairBuffer.ts): batches filled round-robin across clients,
  * each client's oldest first, the turn carried to the next batch; a message received again held once.
  */
 import type { Message } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { FairBuffer, tenantOf } from '../../scripts/local/fairBuffer.ts';
+import { FairBuffer, tenantOf } from '../../local/fairBuffer.ts';
 
 /** Messages `<owner>-<n>` of one client, as the producers write them (owner in the body). */
 const messagesOf = (owner: string, count: number, from = 0): Message[] =>

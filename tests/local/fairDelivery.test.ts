@@ -14,13 +14,13 @@ import { sendRecords } from '../../lib/queue/sendRecords.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { validateCaseRecord } from '../../lib/validation/caseRecord.ts';
+import { localClientConfig } from '../../local/aws.ts';
+import { startPoller } from '../../local/queuePoller.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
-import { localClientConfig } from '../../scripts/local/aws.ts';
-import { startPoller } from '../../scripts/local/queuePoller.ts';
-import { caseInput } from '../factories/records.ts';
-import { acceptedCase } from '../factories/statusRecords.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { caseInput } from '../../testkit/factories/records.ts';
+import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 /** The flooding client's records, queued before the quiet client's one. */
 const FLOOD = 2000;

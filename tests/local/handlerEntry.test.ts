@@ -1,10 +1,10 @@
 /**
- * The local runner loads a function's handler as serverless.yml names it (scripts/local/handlerEntry.ts): the
+ * The local runner loads a function's handler as serverless.yml names it (local/handlerEntry.ts): the
  * export of the named file, or a clear error naming the handler when there is none.
  */
 import { describe, expect, it } from 'vitest';
 import { handler as deliveryWorker } from '../../functions/deliveryWorker.ts';
-import { loadHandler } from '../../scripts/local/handlerEntry.ts';
+import { loadHandler } from '../../local/handlerEntry.ts';
 
 describe('a handler named by serverless.yml', () => {
   it('is the named export of the named file, the same function Lambda would invoke', async () => {

@@ -1,5 +1,5 @@
 /**
- * The repair of a data directory's indexes after an unclean stop (scripts/local/indexRepair.ts), on a real
+ * The repair of a data directory's indexes after an unclean stop (local/indexRepair.ts), on a real
  * dynalite store holding the records table of serverless.yml, with disagreements planted in its LevelDB.
  */
 
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AttributeValue, DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { localClientConfig } from '../../scripts/local/aws.ts';
+import { localClientConfig } from '../../local/aws.ts';
 import {
   createDynalite,
   type DynaliteStore,
@@ -20,10 +20,10 @@ import {
   type StoredItem,
   type StoredTable,
   tablePrefix,
-} from '../../scripts/local/dynaliteInternals.ts';
-import { repairIndexes } from '../../scripts/local/indexRepair.ts';
-import { startLocalStore } from '../../scripts/local/localStore.ts';
-import { createLocalResources } from '../../scripts/local/resources.ts';
+} from '../../local/dynaliteInternals.ts';
+import { repairIndexes } from '../../local/indexRepair.ts';
+import { startLocalStore } from '../../local/localStore.ts';
+import { createLocalResources } from '../../local/resources.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {

@@ -7,9 +7,9 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { HoldState } from '../../lib/outage/types.ts';
-import { holdGate } from '../../scripts/local/holdGate.ts';
-import { type PollClock, startPoller } from '../../scripts/local/queuePoller.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { holdGate } from '../../local/holdGate.ts';
+import { type PollClock, startPoller } from '../../local/queuePoller.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let queueUrl: string;

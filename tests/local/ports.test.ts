@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { waitForPortFree } from '../../scripts/local/ports.ts';
+import { waitForPortFree } from '../../local/ports.ts';
 
 const listen = () =>
   new Promise<{ server: Server; port: number }>((resolve) => {

@@ -8,10 +8,10 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
 import type { Downstream, HoldState } from '../../lib/outage/types.ts';
-import { eventSourcesOf } from '../../scripts/local/eventSources.ts';
-import { cachedHoldStates, holdGate } from '../../scripts/local/holdGate.ts';
-import { type PollClock, pollOnce, startPoller } from '../../scripts/local/queuePoller.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { eventSourcesOf } from '../../local/eventSources.ts';
+import { cachedHoldStates, holdGate } from '../../local/holdGate.ts';
+import { type PollClock, pollOnce, startPoller } from '../../local/queuePoller.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let queueUrl: string;
@@ -144,7 +144,7 @@ describe('the event sources of serverless.yml', () => {
       expect(source.maximumConcurrency).toBeGreaterThanOrEqual(2);
     }
     expect(sources.CaseQueue.functionName).toBe('crmDelivery');
-    // The local runner invokes the handler the template deploys (scripts/local/handlerEntry.ts).
+    // The local runner invokes the handler the template deploys (local/handlerEntry.ts).
     expect(sources.CaseQueue.handler).toBe('functions/deliveryWorker.handler');
     expect(sources.SalesRegistrationQueue.handler).toBe('functions/deliveryWorker.handler');
   });

@@ -21,8 +21,8 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { localClientConfig } from '../../scripts/local/aws.ts';
-import { createLocalResources } from '../../scripts/local/resources.ts';
+import { localClientConfig } from '../../local/aws.ts';
+import { createLocalResources } from '../../local/resources.ts';
 
 const negativeControl = process.env.STORE_CRASH_NEGATIVE_CONTROL === '1';
 
@@ -43,7 +43,7 @@ interface StoreProcess {
   exited: Promise<unknown>;
 }
 
-/** Starts tests/support/storeProcess.ts on `dataDir` and waits until it serves. */
+/** Starts testkit/storeProcess.ts on `dataDir` and waits until it serves. */
 const startStore = async (dataDir: string, flags: string[]): Promise<StoreProcess> => {
   const script = join(import.meta.dirname, '../support/storeProcess.ts');
   const child = spawn(process.execPath, [script, dataDir, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { handler } from '../../functions/openApi.ts';
-import { apiEvent, lambdaContext } from '../factories/apiGateway.ts';
+import { apiEvent, lambdaContext } from '../../testkit/factories/apiGateway.ts';
 
 describe('GET /openapi.json', () => {
   it('answers the committed document as cacheable JSON', async () => {

@@ -14,13 +14,19 @@ import { validateSalesRegistrations } from '../../lib/validation/salesRegistrati
 import packageJson from '../../package.json' with { type: 'json' };
 import caseRecordFile from '../../schemas/caseRecord.schema.json' with { type: 'json' };
 import salesRegistrationFile from '../../schemas/salesRegistration.schema.json' with { type: 'json' };
+import { testKeys, useTestKeys } from '../../testkit/apiKeys.ts';
+import {
+  apiEvent,
+  frameGet,
+  jsonPost,
+  lambdaContext,
+  statusGet,
+} from '../../testkit/factories/apiGateway.ts';
 import {
   buildOpenApiDocument,
   type Json,
   type JsonObject,
-} from '../../scripts/openapi/buildOpenApiDocument.ts';
-import { apiEvent, frameGet, jsonPost, lambdaContext, statusGet } from '../factories/apiGateway.ts';
-import { testKeys, useTestKeys } from '../support/apiKeys.ts';
+} from '../../tools/openapi/buildOpenApiDocument.ts';
 
 const committedText = readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8');
 const committed = JSON.parse(committedText) as JsonObject;

@@ -8,8 +8,8 @@ import { createDownstreamHolds, type DownstreamHolds, holdStates } from '../../l
 import { readHold } from '../../lib/outage/holdStore.ts';
 import type { Downstream, NotedOutcome } from '../../lib/outage/types.ts';
 import type { OutageSettings } from '../../lib/settings/settings.ts';
-import { freshAws } from '../support/freshAws.ts';
-import { startHookedProxy } from '../support/hookedProxy.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
+import { startHookedProxy } from '../../testkit/hookedProxy.ts';
 
 /** The service's DynamoDB calls pass this proxy, which counts them and can run a racing write in between. */
 let dynamo: Awaited<ReturnType<typeof startHookedProxy>>;

@@ -35,10 +35,10 @@ import type { DeliverySettings } from '../../lib/settings/settings.ts';
 import { statusRecordsIn } from '../../lib/store/statusIndex.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { jsonPost, lambdaContext } from '../factories/apiGateway.ts';
-import { salesRegistrationInput } from '../factories/records.ts';
-import { startEventBridgeRecorder } from '../support/eventBridgeRecorder.ts';
-import { freshAws } from '../support/freshAws.ts';
+import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
+import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { salesRegistrationInput } from '../../testkit/factories/records.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
 
 vi.hoisted(() => {
   // Hundreds of runs: the service's own log lines would only bury a counterexample.

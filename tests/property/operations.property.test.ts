@@ -6,11 +6,11 @@ import { handler as salesHandler } from '../../functions/salesRegistration.ts';
 import { getStatusRecords } from '../../lib/store/statusRecords.ts';
 import { validateCaseRecord } from '../../lib/validation/caseRecord.ts';
 import { validateSalesRegistrations } from '../../lib/validation/salesRegistration.ts';
-import { apiEvent, lambdaContext } from '../factories/apiGateway.ts';
-import { expectNoStackTrace, expectSecurityHeaders } from '../support/answers.ts';
-import { testKeys } from '../support/apiKeys.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { LEAK_MARKER, MARKER_DOB } from '../support/leakMarkers.ts';
+import { expectNoStackTrace, expectSecurityHeaders } from '../../testkit/answers.ts';
+import { testKeys } from '../../testkit/apiKeys.ts';
+import { apiEvent, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { LEAK_MARKER, MARKER_DOB } from '../../testkit/leakMarkers.ts';
 
 /*
  * Properties of both operations over generated requests: any body (valid, slightly wrong, hostile, not JSON at

@@ -9,9 +9,9 @@ import { createDownstreamHolds, type DownstreamHolds } from '../../lib/outage/ho
 import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import { acceptedCase } from '../factories/statusRecords.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let holds: DownstreamHolds;

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { reopenFailedRecord } from '../../lib/store/statusUpdates.ts';
-import { acceptedCase } from '../factories/statusRecords.ts';
-import { startFaultyProxy } from '../support/faultyProxy.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
+import { startFaultyProxy } from '../../testkit/faultyProxy.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let dynamo: Awaited<ReturnType<typeof startFaultyProxy>>;

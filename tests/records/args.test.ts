@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseRecordsArgs } from '../../scripts/records/args.ts';
-import { UsageError } from '../../scripts/records/errors.ts';
+import { parseRecordsArgs } from '../../tools/records/args.ts';
+import { UsageError } from '../../tools/records/errors.ts';
 
 /** What npm puts in a script's environment for `npm run records <flags>` (npm 10 and 11, measured with 11.19). */
 const npm = (settings: Record<string, string>) => ({

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { StatusRecord } from '../../lib/records/types.ts';
-import { projectRoot } from '../../scripts/local/project.ts';
-import { type AwsCallRecorder, startAwsCallRecorder } from '../support/awsCallRecorder.ts';
-import { freshAws } from '../support/freshAws.ts';
+import { projectRoot } from '../../local/project.ts';
+import { type AwsCallRecorder, startAwsCallRecorder } from '../../testkit/awsCallRecorder.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
 import { acceptRecord, attempt } from './seed.ts';
 
 /*

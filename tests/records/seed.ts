@@ -4,7 +4,7 @@ import type { RecordStatus, StatusRecord } from '../../lib/records/types.ts';
 import { putStatusRecordIfAbsent } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
 import type { CaseRecord, SalesRegistration } from '../../lib/types.ts';
-import { caseInput, salesRegistrationInput } from '../factories/records.ts';
+import { caseInput, salesRegistrationInput } from '../../testkit/factories/records.ts';
 
 /** How a seeded record was accepted: by whom, when, and for sales its dealer and frame number. */
 export interface Acceptance {

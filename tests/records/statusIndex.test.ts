@@ -8,8 +8,8 @@ import {
   statusRecordsIn,
 } from '../../lib/store/statusIndex.ts';
 import { putContentAliasIfAbsent } from '../../lib/store/statusRecords.ts';
-import { type AwsCallRecorder, startAwsCallRecorder } from '../support/awsCallRecorder.ts';
-import { freshAws } from '../support/freshAws.ts';
+import { type AwsCallRecorder, startAwsCallRecorder } from '../../testkit/awsCallRecorder.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
 import { acceptRecord, attempt } from './seed.ts';
 
 let recorder: AwsCallRecorder;

@@ -24,13 +24,13 @@ import type { StatusRecord } from '../../lib/records/types.ts';
 import { purgePersonalData } from '../../lib/retention/purge.ts';
 import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../../lib/types.ts';
-import { localClientConfig } from '../../scripts/local/aws.ts';
+import { localClientConfig } from '../../local/aws.ts';
+import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
+import { uniqueFrame } from '../../testkit/factories/records.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 import { type CrmFixture, startCrm } from '../crm/fixtures.ts';
 import { type ErpFixture, startErp } from '../erp/fixtures.ts';
-import { uniqueFrame } from '../factories/records.ts';
-import { startEventBridgeRecorder } from '../support/eventBridgeRecorder.ts';
-import { freshAws } from '../support/freshAws.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
 
 /**
  * The reviewed decision of what is not personal, written out here on purpose: the test's oracle must not come from

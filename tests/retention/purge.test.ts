@@ -13,12 +13,12 @@ import { purgePersonalData } from '../../lib/retention/purge.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt, reopenFailedRecord } from '../../lib/store/statusUpdates.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../../lib/types.ts';
-import { localClientConfig } from '../../scripts/local/aws.ts';
-import { frameGet, lambdaContext, statusGet } from '../factories/apiGateway.ts';
-import { uniqueFrame } from '../factories/records.ts';
-import { freshAws } from '../support/freshAws.ts';
-import { startHookedProxy } from '../support/hookedProxy.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { localClientConfig } from '../../local/aws.ts';
+import { frameGet, lambdaContext, statusGet } from '../../testkit/factories/apiGateway.ts';
+import { uniqueFrame } from '../../testkit/factories/records.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
+import { startHookedProxy } from '../../testkit/hookedProxy.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 let aws: Awaited<ReturnType<typeof freshAws>>;
 /** The service's DynamoDB calls pass this proxy: a test runs a redrive at the purge's chosen call. */

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { purgePersonalData } from '../../lib/retention/purge.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import { acceptedCase } from '../factories/statusRecords.ts';
-import { freshAws } from '../support/freshAws.ts';
-import { startHookedProxy } from '../support/hookedProxy.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
+import { startHookedProxy } from '../../testkit/hookedProxy.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 let aws: Awaited<ReturnType<typeof freshAws>>;
 /** The service's DynamoDB calls pass this proxy, which records them. */

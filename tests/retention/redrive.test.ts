@@ -12,10 +12,10 @@ import { purgePersonalData } from '../../lib/retention/purge.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
 import type { CaseRecord } from '../../lib/types.ts';
-import { localClientConfig } from '../../scripts/local/aws.ts';
-import { caseInput } from '../factories/records.ts';
-import { freshAws } from '../support/freshAws.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { localClientConfig } from '../../local/aws.ts';
+import { caseInput } from '../../testkit/factories/records.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 let aws: Awaited<ReturnType<typeof freshAws>>;
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { retentionTimes } from '../../lib/records/retention.ts';
 import { retentionSettings } from '../../lib/settings/settings.ts';
-import { startTtlSweeper } from '../../scripts/local/ttlSweeper.ts';
+import { startTtlSweeper } from '../../local/ttlSweeper.ts';
 
 describe('retentionSettings', () => {
   it('defaults to 30 days of personal data and 400 days of the record', () => {

@@ -12,12 +12,12 @@ import { claimIdempotencyKey, readIdempotencyEntry } from '../../lib/store/idemp
 import { getStatusRecord, putContentAliasIfAbsent, readContentSlot } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
 import type { CaseRecord } from '../../lib/types.ts';
-import { localClientConfig } from '../../scripts/local/aws.ts';
-import { startTtlSweeper, sweepExpiredItems } from '../../scripts/local/ttlSweeper.ts';
-import { caseInput } from '../factories/records.ts';
-import { freshAws } from '../support/freshAws.ts';
-import { startHookedProxy } from '../support/hookedProxy.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { localClientConfig } from '../../local/aws.ts';
+import { startTtlSweeper, sweepExpiredItems } from '../../local/ttlSweeper.ts';
+import { caseInput } from '../../testkit/factories/records.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
+import { startHookedProxy } from '../../testkit/hookedProxy.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 let aws: Awaited<ReturnType<typeof freshAws>>;
 let dynamo: Awaited<ReturnType<typeof startHookedProxy>>;

@@ -1,5 +1,5 @@
 /**
- * The soak's ledger with batched calls (scripts/soak/batchCalls.ts, ledger.ts sapCallsOf / salesforceCallsOf):
+ * The soak's ledger with batched calls (soak/batchCalls.ts, ledger.ts sapCallsOf / salesforceCallsOf):
  * a `$batch` or Collections call is split into one call per record it carried, each record's own status read
  * from when the sandbox stored it. A record created by a batch whose answer was lost and sent again in a second
  * batch is a repeat (allowed); the same content under a second id is a duplicate; a record refused inside a good
@@ -15,8 +15,8 @@ import {
   type StatusLookup,
   salesforceCallsOf,
   sapCallsOf,
-} from '../../scripts/soak/ledger.ts';
-import type { Plan } from '../../scripts/soak/workload.ts';
+} from '../../soak/ledger.ts';
+import type { Plan } from '../../soak/workload.ts';
 
 const SERVICE_PATH = '/sap/opu/odata/sap/ZSD_SALES_REGISTRATION_SRV/SalesRegistrationSet';
 const BATCH_PATH = '/sap/opu/odata/sap/ZSD_SALES_REGISTRATION_SRV/$batch';

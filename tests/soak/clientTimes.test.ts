@@ -1,13 +1,13 @@
 /**
- * The soak's delivery times by client (scripts/soak/clientTimes.ts): each record timed once, from its first 200 to
+ * The soak's delivery times by client (soak/clientTimes.ts): each record timed once, from its first 200 to
  * the first delivery call the downstream took it in, grouped by the client that sent it (the flooding client's
  * cases apart from the web forms').
  */
 import { describe, expect, it } from 'vitest';
-import { deliveryTimesByClient } from '../../scripts/soak/clientTimes.ts';
-import type { DownstreamCall } from '../../scripts/soak/downstreamCall.ts';
-import type { PlanResult } from '../../scripts/soak/ledger.ts';
-import { FLOODING_CLIENT, type Plan } from '../../scripts/soak/workload.ts';
+import { deliveryTimesByClient } from '../../soak/clientTimes.ts';
+import type { DownstreamCall } from '../../soak/downstreamCall.ts';
+import type { PlanResult } from '../../soak/ledger.ts';
+import { FLOODING_CLIENT, type Plan } from '../../soak/workload.ts';
 
 /** A case plan of one record `token`, sent by `client` (the web forms when absent). */
 const casePlan = (index: number, token: string, client?: string): PlanResult => ({

@@ -1,5 +1,5 @@
 /**
- * The soak's event check (scripts/soak/events.ts) on events as the webhook receiver lists them: lost, copies,
+ * The soak's event check (soak/events.ts) on events as the webhook receiver lists them: lost, copies,
  * leaked and personal data counted as the campaign reports them.
  */
 import { describe, expect, it } from 'vitest';
@@ -9,8 +9,8 @@ import {
   personalFieldIn,
   personalValueIndex,
   type ReceivedHook,
-} from '../../scripts/soak/events.ts';
-import type { SoakRecord } from '../../scripts/soak/workload.ts';
+} from '../../soak/events.ts';
+import type { SoakRecord } from '../../soak/workload.ts';
 
 /** An event as the receiver lists it: the signed body, verified unless said otherwise. */
 const hook = (

@@ -1,5 +1,5 @@
 /**
- * The soak's fault proxy (scripts/soak/faultProxy.ts) in front of the local EventBridge: a refused PutEvents entry
+ * The soak's fault proxy (testkit/faultProxy.ts) in front of the local EventBridge: a refused PutEvents entry
  * is reported failed in its place, as EventBridge reports it, and never reaches the bus.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBridgeClient, PutEventsCommand } from '../../lib/aws/jsonProtocol/eventBridge.ts';
-import { type LocalEventBus, startLocalEventBus } from '../../scripts/local/eventBus.ts';
-import { localRegion } from '../../scripts/local/project.ts';
-import { type FaultProxy, startFaultProxy } from '../../scripts/soak/faultProxy.ts';
+import { type LocalEventBus, startLocalEventBus } from '../../local/eventBus.ts';
+import { localRegion } from '../../local/project.ts';
+import { type FaultProxy, startFaultProxy } from '../../testkit/faultProxy.ts';
 
 let bus: LocalEventBus | undefined;
 let proxy: FaultProxy | undefined;

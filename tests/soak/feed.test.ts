@@ -1,9 +1,9 @@
 /**
- * The soak's feed check (scripts/soak/feed.ts) on feeds as GET /events lists them: a record's final state is the
+ * The soak's feed check (soak/feed.ts) on feeds as GET /events lists them: a record's final state is the
  * entry of its highest sequence, whatever the order; a missing one and another client's entry are problems.
  */
 import { describe, expect, it } from 'vitest';
-import { checkFeed, type FeedEntry, feedKept } from '../../scripts/soak/feed.ts';
+import { checkFeed, type FeedEntry, feedKept } from '../../soak/feed.ts';
 
 const entry = (recordId: string, state: string, sequence: number): FeedEntry => ({
   id: `${recordId}:${sequence}`,

@@ -1,5 +1,5 @@
 /**
- * The soak's verdict (scripts/soak/ledger.ts): a record answered 200 is delivered exactly once (one id, one
+ * The soak's verdict (soak/ledger.ts): a record answered 200 is delivered exactly once (one id, one
  * downstream record, status `delivered`) or ends rejected / failed with a reason; repeats the downstream
  * recognised by the record's id are counted and allowed. Each negative control plants one broken promise (a loss,
  * a second delivery, a second record that SAP refused, a stuck record, a leak) and finds it reported and the pass
@@ -13,8 +13,8 @@ import {
   promiseKept,
   reconcile,
   type StatusLookup,
-} from '../../scripts/soak/ledger.ts';
-import type { Plan, SoakRecord } from '../../scripts/soak/workload.ts';
+} from '../../soak/ledger.ts';
+import type { Plan, SoakRecord } from '../../soak/workload.ts';
 
 const id = (n: number) => n.toString(16).padStart(32, '0');
 

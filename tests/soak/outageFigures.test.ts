@@ -1,11 +1,11 @@
 /**
- * The soak's outage verdict (scripts/soak/outageFigures.ts): the requests that reached SAP while it was down are
+ * The soak's outage verdict (soak/outageFigures.ts): the requests that reached SAP while it was down are
  * held against the probes allowed, and a record answered 200 during the outage that ended `failed` breaks the
  * rule. Negative controls: one call more than allowed, or one such failed record, and the run fails.
  */
 import { describe, expect, it } from 'vitest';
-import type { Outcome } from '../../scripts/soak/ledger.ts';
-import { outageFigures } from '../../scripts/soak/outageFigures.ts';
+import type { Outcome } from '../../soak/ledger.ts';
+import { outageFigures } from '../../soak/outageFigures.ts';
 
 /** A 60 s outage from t=1,000 ms, probes every 5 s, threshold 5, two calls in flight: 12 + 1 + 5 + 2 = 20 allowed. */
 const base = (calls: number, outcomes: [string, Outcome][]) => ({

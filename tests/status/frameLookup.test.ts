@@ -6,11 +6,11 @@ import { newStatusRecord } from '../../lib/intake/acceptRecords.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { salesRecordsByFrame } from '../../lib/store/frameRecords.ts';
 import type { SalesRegistration } from '../../lib/types.ts';
-import { frameGet, jsonPost, lambdaContext } from '../factories/apiGateway.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../factories/records.ts';
-import { testKeys } from '../support/apiKeys.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { testKeys } from '../../testkit/apiKeys.ts';
+import { frameGet, jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 const SALES = '/erp/sales_registration';
 const CASE = '/crm/case';

@@ -9,11 +9,11 @@ import { createDownstreamHolds } from '../../lib/outage/hold.ts';
 import type { Downstream } from '../../lib/outage/types.ts';
 import type { OutageSettings } from '../../lib/settings/settings.ts';
 import { heldSinceOf } from '../../lib/status/heldSince.ts';
-import { frameGet, lambdaContext, statusGet } from '../factories/apiGateway.ts';
-import { uniqueFrame } from '../factories/records.ts';
+import { frameGet, lambdaContext, statusGet } from '../../testkit/factories/apiGateway.ts';
+import { uniqueFrame } from '../../testkit/factories/records.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
+import { startHookedProxy } from '../../testkit/hookedProxy.ts';
 import { acceptRecord, attempt } from '../records/seed.ts';
-import { freshAws } from '../support/freshAws.ts';
-import { startHookedProxy } from '../support/hookedProxy.ts';
 
 /** The service's DynamoDB calls pass this proxy, which records them and can answer an error instead. */
 let dynamo: Awaited<ReturnType<typeof startHookedProxy>>;

@@ -2,9 +2,9 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { openRecordIds, postponeDue } from '../../lib/store/openRecords.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import { acceptedCase } from '../factories/statusRecords.ts';
-import { freshAws } from '../support/freshAws.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 beforeEach(async () => {
   // A table of its own for every test.

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { claimRecord, recordAttempt, reopenFailedRecord } from '../../lib/store/statusUpdates.ts';
-import { acceptedCase } from '../factories/statusRecords.ts';
-import { freshAws } from '../support/freshAws.ts';
-import { startHookedProxy } from '../support/hookedProxy.ts';
-import { seedStatusRecords } from '../support/seedStatus.ts';
+import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
+import { freshAws } from '../../testkit/freshAws.ts';
+import { startHookedProxy } from '../../testkit/hookedProxy.ts';
+import { seedStatusRecords } from '../../testkit/seedStatus.ts';
 
 /** The service's DynamoDB calls pass this proxy, which can answer a call with an error of its own. */
 let dynamo: Awaited<ReturnType<typeof startHookedProxy>>;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateCaseRecord } from '../../lib/validation/caseRecord.ts';
 import { formatProblem } from '../../lib/validation/format.ts';
-import { caseInput as input } from '../factories/records.ts';
+import { caseInput as input } from '../../testkit/factories/records.ts';
 
 const messages = (body: unknown): string[] => {
   const result = validateCaseRecord(body);

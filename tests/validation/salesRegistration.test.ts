@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatProblem } from '../../lib/validation/format.ts';
 import { validateSalesRegistrations } from '../../lib/validation/salesRegistration.ts';
-import { salesRegistrationInput as input } from '../factories/records.ts';
+import { salesRegistrationInput as input } from '../../testkit/factories/records.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 

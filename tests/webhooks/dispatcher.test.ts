@@ -10,9 +10,9 @@ import type { RecordStateChanged } from '../../lib/events/types.ts';
 import { tableWebhookSwitch } from '../../lib/webhooks/disabledWebhooks.ts';
 import { createWebhookDispatcher } from '../../lib/webhooks/dispatcher.ts';
 import { newWebhookSecret, type WebhookSecrets } from '../../lib/webhooks/secrets.ts';
+import { pollOnce } from '../../local/queuePoller.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../sandbox/webhookReceiver.ts';
-import { pollOnce } from '../../scripts/local/queuePoller.ts';
-import { isolatedAws } from '../support/isolatedAws.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let receiver: WebhookReceiver;

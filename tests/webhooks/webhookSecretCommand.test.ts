@@ -6,9 +6,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Client } from '../../lib/clients/types.ts';
 import { rotationWindowMs, signingSecrets } from '../../lib/webhooks/secrets.ts';
 import { signWebhook } from '../../lib/webhooks/signing.ts';
-import { fileWebhookSwitch } from '../../scripts/local/webhookFlags.ts';
-import { watchedWebhookSecrets } from '../../scripts/local/webhookSecrets.ts';
-import { runWebhookSecret } from '../../scripts/webhookSecret/run.ts';
+import { fileWebhookSwitch } from '../../local/webhookFlags.ts';
+import { watchedWebhookSecrets } from '../../local/webhookSecrets.ts';
+import { runWebhookSecret } from '../../tools/webhookSecret/run.ts';
 
 const clients: Client[] = [
   { name: 'north', dealers: [], webhook: { url: 'https://north.example/hooks' } },

@@ -1,0 +1,43 @@
+/** The SQS-compatible queue (fauxqs), in this process, in memory, on 127.0.0.1 only. */
+import { buildApp } from 'fauxqs';
+// Not exported by the package, but buildApp() accepts the stores (the same module instances it uses).
+import { S3Store } from '../node_modules/fauxqs/dist/s3/s3Store.js';
+import { SnsStore } from '../node_modules/fauxqs/dist/sns/snsStore.js';
+import { SqsStore } from '../node_modules/fauxqs/dist/sqs/sqsStore.js';
+import { localRegion } from './project.ts';
+
+export interface LocalQueueServer {
+  /** e.g. http://127.0.0.1:41234; queue URLs are http://127.0.0.1:41234/000000000000/<name>. */
+  endpoint: string;
+  close(): Promise<void>;
+}
+
+export async function startLocalQueue(): Promise<LocalQueueServer> {
+  // Not startFauxqs(): it always listens on 0.0.0.0. And not buildApp's default store: it names queues
+  // http://sqs.<region>.localhost:<port>/..., a host that does not resolve here, and the SQS SDK sends
+  // requests to the QueueUrl's host when it differs from an endpoint given by AWS_ENDPOINT_URL_SQS. With an
+  // empty `host`, fauxqs builds queue URLs from the request's Host header: http://127.0.0.1:<port>/...
+  const sqsStore = new SqsStore();
+  sqsStore.host = '';
+  const app = buildApp({
+    logger: false,
+    defaultRegion: localRegion,
+    stores: { sqsStore, snsStore: new SnsStore(), s3Store: new S3Store() },
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('fauxqs did not report its port');
+  let closing: Promise<void> | undefined;
+  return {
+    endpoint: `http://127.0.0.1:${address.port}`,
+    close() {
+      closing ??= (async () => {
+        const closed = app.close();
+        // Long-polling ReceiveMessage calls would otherwise hold the server open for up to 20 s.
+        app.server.closeAllConnections();
+        await closed;
+      })();
+      return closing;
+    },
+  };
+}

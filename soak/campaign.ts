@@ -1,0 +1,624 @@
+/**
+ * The fault campaign behind `npm run soak` (scripts/soak.ts) and tests/e2e/soak.test.ts.
+ *
+ * It starts the SAP and Salesforce sandboxes in this process (to inject faults and read what they received), two
+ * fault proxies between the API handlers and SQS / DynamoDB (LOCAL_API_PROXY_SQS / LOCAL_API_PROXY_DYNAMODB), three
+ * between the worker, the reconciler and their event publishing and SQS / DynamoDB / the bus
+ * (LOCAL_DELIVERY_PROXY_SQS / _DYNAMODB / _EVENTBRIDGE), and
+ * `npm start` on a data directory of its own; sends the workload (workload.ts) with faults at every boundary
+ * (chaos.ts) and kills `npm start` with SIGKILL of its whole process group a few times on the way, starting it
+ * again on the same data; then, in a quiet period without faults, waits (bounded) until nothing is `accepted`
+ * any more, and reconciles answers, deliveries and statuses record by record (ledger.ts); last, waits (bounded)
+ * for the state-change event of every settled record of a client with a webhook at the sandbox webhook receiver
+ * (events.ts).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { clientsConfig } from '../lib/clients/clientsConfig.ts';
+import { freePorts } from '../local/ports.ts';
+import { localEndpointsFile } from '../local/stack.ts';
+import { salesforceDeliveryCalls } from '../sandbox/salesforceCollections.ts';
+import { startSalesforceSandbox } from '../sandbox/salesforceSandbox.ts';
+import { sapDeliveryCalls } from '../sandbox/sapBatch.ts';
+import { startSapSandbox } from '../sandbox/sapSandbox.ts';
+import type { LoggedRequest } from '../sandbox/server.ts';
+import { type FaultProxy, startFaultProxy, upstreamFromFile } from '../testkit/faultProxy.ts';
+import {
+  createIntakeWeather,
+  type DeliveryService,
+  deliveryPolicy,
+  intakePolicy,
+  startDownstreamChaos,
+} from './chaos.ts';
+import { sendWithRetries } from './client.ts';
+import { type ClientTimes, deliveryTimesByClient } from './clientTimes.ts';
+import {
+  checkEvents,
+  deliveriesOnBus,
+  diagnoseMissing,
+  type EventCheck,
+  type EventCounts,
+  eventsKept,
+  personalValueIndex,
+  type ReceivedHook,
+  receivedHooks,
+  settledOf,
+  statusRecordsInStore,
+} from './events.ts';
+import { type FeedCounts, feedKept, feedUntilComplete } from './feed.ts';
+import {
+  type LedgerCounts,
+  type PlanResult,
+  promiseKept,
+  reconcile,
+  type StatusLookup,
+  salesforceCallsOf,
+  sapCallsOf,
+} from './ledger.ts';
+import { acceptedInStore, forEachLimited, lookUpStatus } from './lookups.ts';
+import {
+  type DeliveryCallFigures,
+  deliveryCallFigures,
+  type OutageFigures,
+  outageFigures,
+} from './outageFigures.ts';
+import { seededRandom } from './random.ts';
+import { createService } from './service.ts';
+import { clientOf, createWorkload, type Operation, type SoakRecord } from './workload.ts';
+
+export interface SoakOptions {
+  /** Fresh records to send. Default 5,000. */
+  records?: number;
+  /**
+   * Of them, cases the flooding client (workload.ts FLOODING_CLIENT) sends first, as fast as the traffic goes: a
+   * backlog on the cases queue that the web forms' cases must not wait behind. Default a quarter of the records.
+   */
+  flood?: number;
+  /** SIGKILLs of npm start (each followed by a start) during the traffic. Default 3. */
+  restarts?: number;
+  /** Plans in flight at once (a race counts once). Default 12. */
+  concurrency?: number;
+  /** Seed of the workload. Default: random. */
+  seed?: number;
+  /** Tries per request, the first included. Default 6. */
+  maxTries?: number;
+  /**
+   * How long the SAP outage lasts (the sandbox switched down); 0: none. Default 90: five times as long as a
+   * record's five attempts take at the campaign's 1 s backoff base (1 + 2 + 4 + 8 s, plus jitter): every record
+   * sent during it would be `failed` without the hold (CONTRACT 3, "Outages: waited out, not failed").
+   */
+  outageSeconds?: number;
+  /** OUTAGE_PROBE_SECONDS handed to the service: at most one probe per this many seconds while held. Default 5. */
+  probeSeconds?: number;
+  /** Bound of the quiet period (waiting until nothing is `accepted`). Default 180. */
+  drainSeconds?: number;
+  /** The quiet period also ends when nothing has moved for this long. Default 60. */
+  stallSeconds?: number;
+  /** Bound of the traffic phase: no new plan after it. Default 1,800. */
+  maxTrafficSeconds?: number;
+  /**
+   * RECONCILE_AFTER_SECONDS handed to the service: its reconciler queues again a record left `accepted` by
+   * nobody for this long (checked every RECONCILE_INTERVAL_SECONDS, 5 here). Default 20: longer than a local
+   * intake request can run (the API functions' timeout is 10 s).
+   */
+  reconcileAfterSeconds?: number;
+  /**
+   * The wait for the state-change events at the webhook receiver after the look-ups ends once none of the missing
+   * ones has arrived for this long (at most 4 times as long in all). Default 90: an event a SIGKILL left in a
+   * record's outbox is published by the reconciler 60 s after the change (checked every 5 s). A backlog is no
+   * stall: the local bus calls a webhook at most 10 times a second (its `rateLimitPerSecond`), fewer than the
+   * campaign settles sales at its peaks.
+   */
+  eventsWaitSeconds?: number;
+  /** POWERTOOLS_LOG_LEVEL of the service. Default WARN (less to print on two cores). */
+  serviceLogLevel?: string;
+  /** Keep the data directory (its path is in the report). */
+  keepDataDir?: boolean;
+  log?: (line: string) => void;
+  /** Aborting ends the campaign early: it cleans up and rejects. */
+  signal?: AbortSignal;
+}
+
+export interface SoakReport extends LedgerCounts {
+  ok: boolean;
+  /** The SAP outage: calls that reached SAP against the probes allowed, records failed that were sent during it. */
+  outage: OutageFigures;
+  /** Delivery calls each downstream received, and records per call. */
+  calls: DeliveryCallFigures;
+  seed: number;
+  run: string;
+  settings: Required<Omit<SoakOptions, 'log' | 'seed' | 'keepDataDir' | 'signal'>>;
+  restarts: { kills: number; starts: number; unexpectedExits: number; startSeconds: number[] };
+  faults: {
+    intakeSqs: Record<string, number>;
+    intakeDynamodb: Record<string, number>;
+    intakeStorms: number;
+    /** Between the worker / reconciler / event publishing and SQS, DynamoDB and the bus. */
+    deliverySqs: Record<string, number>;
+    deliveryDynamodb: Record<string, number>;
+    deliveryEventBridge: Record<string, number>;
+    downstream: Record<string, number>;
+  };
+  /** The state-change events at the webhook receiver (events.ts). */
+  events: EventCounts;
+  /** The event feed, read by each client (feed.ts). */
+  feed: FeedCounts;
+  /** 200 to delivered, by client and kind: the quiet clients' beside the flooding client's (clientTimes.ts). */
+  clients: ClientTimes[];
+  seconds: { traffic: number; drain: number; lookups: number; events: number; total: number };
+  /** Whether the quiet period ended with nothing `accepted` (false: its bound or the stall rule ended it). */
+  drained: boolean;
+  dataDir?: string;
+}
+
+/** OUTAGE_AFTER_FAILURES handed to the service (the default). */
+const OUTAGE_AFTER_FAILURES = 5;
+
+/** The service's ERP concurrency cap (serverless.yml's default): SAP calls that may be in flight as a hold opens. */
+const ERP_MAX_CONCURRENCY = 2;
+
+const SAP_CREDENTIALS = { username: 'SOAKUSER', password: 'soak-pass' };
+const SF_CREDENTIALS = { clientId: 'soak-client', clientSecret: 'soak-secret' };
+
+/** Records the arrival time of every request a sandbox logs: `times[i]` belongs to `requests[i]`. */
+const stampArrivals = (requests: LoggedRequest[]): number[] => {
+  const times: number[] = [];
+  const push = requests.push.bind(requests);
+  requests.push = (...items: LoggedRequest[]) => {
+    for (const _ of items) times.push(Date.now());
+    return push(...items);
+  };
+  return times;
+};
+
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+const proxyCounts = (proxy: FaultProxy): Record<string, number> => ({
+  calls: proxy.counts().calls,
+  ...proxy.counts().faults,
+});
+
+export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> => {
+  const settings = {
+    records: options.records ?? 5_000,
+    flood: options.flood ?? Math.floor((options.records ?? 5_000) / 4),
+    restarts: options.restarts ?? 3,
+    concurrency: options.concurrency ?? 12,
+    maxTries: options.maxTries ?? 6,
+    outageSeconds: options.outageSeconds ?? 90,
+    probeSeconds: options.probeSeconds ?? 5,
+    drainSeconds: options.drainSeconds ?? 180,
+    stallSeconds: options.stallSeconds ?? 60,
+    maxTrafficSeconds: options.maxTrafficSeconds ?? 1_800,
+    reconcileAfterSeconds: options.reconcileAfterSeconds ?? 20,
+    eventsWaitSeconds: options.eventsWaitSeconds ?? 90,
+    serviceLogLevel: options.serviceLogLevel ?? 'WARN',
+  };
+  const log = options.log ?? ((line: string) => process.stderr.write(`[soak] ${line}\n`));
+  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const random = seededRandom(seed);
+  const run = Math.floor(random.next() * 36 ** 4)
+    .toString(36)
+    .toUpperCase()
+    .padStart(4, '0');
+  const startedAt = Date.now();
+
+  const dataDir = await mkdtemp(join(tmpdir(), 'dealer-gateway-soak-'));
+  const [sap, salesforce] = await Promise.all([
+    startSapSandbox(SAP_CREDENTIALS),
+    startSalesforceSandbox(SF_CREDENTIALS),
+  ]);
+  const sapTimes = stampArrivals(sap.requests);
+  const sfTimes = stampArrivals(salesforce.requests);
+  const weather = createIntakeWeather();
+  const endpoints = localEndpointsFile(dataDir);
+  const [sqsProxy, dynamoProxy] = await Promise.all([
+    startFaultProxy({ upstream: upstreamFromFile(endpoints, 'sqs'), policy: intakePolicy(weather.sqs) }),
+    startFaultProxy({
+      upstream: upstreamFromFile(endpoints, 'dynamodb'),
+      policy: intakePolicy(weather.dynamodb),
+    }),
+  ]);
+  // The worker, the reconciler and their event publishing: faults only while npm start is up (not during its own
+  // start-up, whose re-queueing of open records the campaign does not fault) and until the quiet period.
+  let deliveryFaults = true;
+  const deliveryActive = () => deliveryFaults && service.isUp();
+  const deliveryProxies = Object.fromEntries(
+    await Promise.all(
+      (['sqs', 'dynamodb', 'eventbridge'] as const).map(
+        async (name) =>
+          [
+            name,
+            await startFaultProxy({
+              upstream: upstreamFromFile(endpoints, name),
+              policy: deliveryPolicy(name, deliveryActive),
+            }),
+          ] as const,
+      ),
+    ),
+  ) as Record<DeliveryService, FaultProxy>;
+  const [port] = await freePorts(1);
+  const service = createService({
+    port,
+    dataDir,
+    log,
+    env: {
+      ERP_BASE_URL: sap.url,
+      ERP_USERNAME: SAP_CREDENTIALS.username,
+      ERP_PASSWORD: SAP_CREDENTIALS.password,
+      CRM_BASE_URL: salesforce.url,
+      CRM_CLIENT_ID: SF_CREDENTIALS.clientId,
+      CRM_CLIENT_SECRET: SF_CREDENTIALS.clientSecret,
+      DELIVERY_RETRY_BASE_SECONDS: '1',
+      DELIVERY_MAX_ATTEMPTS: '5',
+      OUTAGE_AFTER_FAILURES: String(OUTAGE_AFTER_FAILURES),
+      OUTAGE_PROBE_SECONDS: String(settings.probeSeconds),
+      // A record whose worker was killed mid-delivery is delivered again once its claim runs out (default 90 s).
+      DELIVERY_LEASE_SECONDS: '30',
+      RECONCILE_AFTER_SECONDS: String(settings.reconcileAfterSeconds),
+      RECONCILE_INTERVAL_SECONDS: '5',
+      LOCAL_API_PROXY_SQS: sqsProxy.endpoint,
+      LOCAL_API_PROXY_DYNAMODB: dynamoProxy.endpoint,
+      LOCAL_DELIVERY_PROXY_SQS: deliveryProxies.sqs.endpoint,
+      LOCAL_DELIVERY_PROXY_DYNAMODB: deliveryProxies.dynamodb.endpoint,
+      LOCAL_DELIVERY_PROXY_EVENTBRIDGE: deliveryProxies.eventbridge.endpoint,
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      POWERTOOLS_LOG_LEVEL: settings.serviceLogLevel,
+    },
+  });
+  let chaos: ReturnType<typeof startDownstreamChaos> | undefined;
+
+  try {
+    log(
+      `seed ${seed}, run ${run}: ${settings.records} records, ${settings.restarts} restart(s), data ${dataDir}`,
+    );
+    await service.start();
+    log(`npm start ready on ${service.url}`);
+    chaos = startDownstreamChaos({ sap, salesforce });
+
+    // ---- Traffic, with restarts and one SAP outage on the way.
+    const workload = createWorkload(settings.records, run, random, settings.flood);
+    const results: PlanResult[] = [];
+    const kills: number[] = [];
+    const trafficStarted = Date.now();
+    const trafficDeadline = trafficStarted + settings.maxTrafficSeconds * 1000;
+    let trafficDone = false;
+
+    const killPoints = Array.from(
+      { length: settings.restarts },
+      (_, i) => settings.records * ((i + 1) / (settings.restarts + 1) + (random.next() - 0.5) * 0.08),
+    );
+    /** The outage as it happened: when, and what reached SAP meanwhile. */
+    const outage = { from: 0, to: 0, calls: 0, deliveryCalls: 0 };
+    let outageEnded: Promise<void> | undefined;
+    /** When each record's request was answered 200 (by token; the first such answer). */
+    const answeredAt = new Map<string, number>();
+    const chaosLoop = (async () => {
+      let outageDone = settings.outageSeconds <= 0;
+      let lastLog = Date.now();
+      while (!trafficDone) {
+        const planned = workload.planned();
+        if (killPoints.length > 0 && planned >= killPoints[0]) {
+          killPoints.shift();
+          kills.push(Date.now());
+          try {
+            await service.kill();
+            log(`SIGKILL of npm start's process group (${kills.length}) at ${planned} records planned`);
+            await sleep(200 + Math.random() * 1300);
+            const restarted = Date.now();
+            await service.start();
+            log(`npm start ready again after ${seconds(Date.now() - restarted)} s`);
+          } catch (error) {
+            // The traffic waiting for the service gets this error and the campaign ends with it.
+            service.abandon(error instanceof Error ? error : new Error(String(error)));
+            return;
+          }
+        }
+        if (!outageDone && planned >= settings.records * 0.6) {
+          outageDone = true;
+          outage.from = Date.now();
+          outageEnded = chaos?.outage(settings.outageSeconds * 1000).then((state) => {
+            outage.to = Date.now();
+            outage.calls = state.callsWhileDown;
+            outage.deliveryCalls = state.deliveryCallsWhileDown;
+            log(
+              `SAP up again after ${settings.outageSeconds} s down: ${state.callsWhileDown} calls reached it ` +
+                `(${state.deliveryCallsWhileDown} delivery calls)`,
+            );
+          });
+          log(`SAP outage: the sandbox down (503 to everything) for ${settings.outageSeconds} s`);
+        }
+        if (Date.now() - lastLog >= 10_000) {
+          lastLog = Date.now();
+          const answered = results.reduce((n, r) => n + r.sends.length, 0);
+          log(
+            `${planned}/${settings.records} records planned, ${results.length} plans done (${answered} requests), ` +
+              `SAP ${sap.registrations.length} registrations, Salesforce ${salesforce.cases.length} cases`,
+          );
+        }
+        await sleep(100);
+      }
+    })();
+
+    await Promise.all(
+      Array.from({ length: settings.concurrency }, async () => {
+        for (;;) {
+          if (Date.now() > trafficDeadline || options.signal?.aborted) return;
+          const plan = workload.next();
+          if (!plan) return;
+          await service.whenUp();
+          const sends = await Promise.all(
+            Array.from({ length: plan.copies }, () => sendWithRetries(service, plan, settings.maxTries)),
+          );
+          results.push({ plan, sends });
+          if (sends.some((send) => send.final.status === 200))
+            for (const record of plan.records)
+              if (!answeredAt.has(record.token)) answeredAt.set(record.token, Date.now());
+          if (sends.some((send) => send.final.status === 200)) workload.accepted(plan);
+        }
+      }),
+    );
+    trafficDone = true;
+    await chaosLoop;
+    // The outage runs its full length even when the traffic ended first.
+    await outageEnded;
+    options.signal?.throwIfAborted();
+    const trafficSeconds = seconds(Date.now() - trafficStarted);
+    log(`traffic done in ${trafficSeconds} s: ${results.length} plans`);
+
+    // ---- Quiet period: no more faults; wait until nothing is `accepted` (bounded, or until nothing moves).
+    weather.calm();
+    chaos.calm();
+    sqsProxy.setPolicy(undefined);
+    dynamoProxy.setPolicy(undefined);
+    deliveryFaults = false;
+    const drainStarted = Date.now();
+    const drainDeadline = drainStarted + settings.drainSeconds * 1000;
+    let drained = false;
+    let lastOpen = -1;
+    let lastMove = Date.now();
+    let lastDownstream = sap.requests.length + salesforce.requests.length;
+    let storeReadable = true;
+    while (Date.now() < drainDeadline) {
+      options.signal?.throwIfAborted();
+      await service.whenUp();
+      const open = await acceptedInStore(dataDir);
+      if (!open) {
+        storeReadable = false;
+        break;
+      }
+      if (open.length === 0) {
+        drained = true;
+        break;
+      }
+      const downstream = sap.requests.length + salesforce.requests.length;
+      if (open.length !== lastOpen || downstream !== lastDownstream) {
+        lastOpen = open.length;
+        lastDownstream = downstream;
+        lastMove = Date.now();
+        log(`quiet period: ${open.length} record(s) still accepted`);
+      } else if (Date.now() - lastMove > settings.stallSeconds * 1000) {
+        log(
+          `quiet period: ${open.length} record(s) accepted and nothing moved for ${settings.stallSeconds} s`,
+        );
+        break;
+      }
+      await sleep(2000);
+    }
+    const drainSeconds = seconds(Date.now() - drainStarted);
+    log(`quiet period over after ${drainSeconds} s${drained ? ': nothing accepted' : ''}`);
+
+    // ---- Status of every record answered 200, over the GET endpoints.
+    const lookupsStarted = Date.now();
+    const ids = new Map<string, Operation>();
+    const clientOfId = new Map<string, string>();
+    for (const { plan, sends } of results) {
+      for (const send of sends) {
+        for (const answer of send.answers) {
+          if (answer.status !== 200) continue;
+          for (const [i, id] of (answer.ids ?? []).entries()) {
+            ids.set(id, plan.records[i].op);
+            clientOfId.set(id, clientOf(plan));
+          }
+        }
+      }
+    }
+    const statuses = new Map<string, StatusLookup>();
+    const lookUp = async (list: [string, Operation][]) =>
+      forEachLimited(list, 8, async ([id, op]) => {
+        statuses.set(id, await lookUpStatus(service, op, id, clientOfId.get(id)));
+      });
+    await lookUp([...ids]);
+    // Without the store to watch, the look-ups themselves wait for the stragglers.
+    while (!storeReadable && Date.now() < drainDeadline) {
+      const open = [...ids].filter(([id]) => statuses.get(id)?.status === 'accepted');
+      if (open.length === 0) break;
+      await sleep(2000);
+      await lookUp(open);
+    }
+    const stillAccepted = await acceptedInStore(dataDir);
+    const lookupsSeconds = seconds(Date.now() - lookupsStarted);
+
+    // ---- State-change events at the webhook receiver (bounded wait: the reconciler republishes after 60 s).
+    const eventsStarted = Date.now();
+    const webhookClients = new Set(
+      clientsConfig.clients.filter((client) => client.webhook).map((client) => client.name),
+    );
+    await service.whenUp();
+    const stored = await statusRecordsInStore(dataDir);
+    // The store names every settled record, answered or not; without it, the look-ups of the answered ones.
+    const expected = stored
+      ? settledOf(stored, webhookClients)
+      : new Map(
+          [...ids]
+            .filter(([id]) => webhookClients.has(clientOfId.get(id) ?? ''))
+            .map(([id]) => [id, statuses.get(id)?.status ?? '?'] as const)
+            .filter(([, status]) => ['delivered', 'rejected', 'failed'].includes(status)),
+        );
+    const foreign = new Set(
+      stored
+        ? stored.filter((record) => !webhookClients.has(record.owner)).map((record) => record.id)
+        : [...ids].filter(([id]) => !webhookClients.has(clientOfId.get(id) ?? '')).map(([id]) => id),
+    );
+    const sent = new Map<string, SoakRecord>();
+    for (const { plan } of results) for (const record of plan.records) sent.set(record.token, record);
+    const personal = personalValueIndex(sent.values());
+    let received: ReceivedHook[] = [];
+    let receiverRead = false;
+    let eventCheck: EventCheck;
+    let lastEventsLog = 0;
+    let lastMissing = Number.POSITIVE_INFINITY;
+    let lastProgress = Date.now();
+    for (;;) {
+      options.signal?.throwIfAborted();
+      await service.whenUp();
+      const read = await receivedHooks(dataDir);
+      if (read) {
+        received = read;
+        receiverRead = true;
+      }
+      const onBus = await deliveriesOnBus(dataDir).catch(() => []);
+      eventCheck = checkEvents({ expected, foreign, webhookClients, received, onBus, personal });
+      if (eventCheck.missing.size < lastMissing) {
+        lastMissing = eventCheck.missing.size;
+        lastProgress = Date.now();
+      }
+      // Wait as long as events keep arriving: each webhook client's events are paced by its rate limit (10 a
+      // second by default), so a flood's thousands take minutes; a lost event is one that stops the progress.
+      const waitMs = settings.eventsWaitSeconds * 1000;
+      if (eventCheck.missing.size === 0 || Date.now() - lastProgress >= waitMs) break;
+      if (Date.now() - lastEventsLog >= 10_000) {
+        lastEventsLog = Date.now();
+        log(
+          `events: ${eventCheck.missing.size} of ${expected.size} settled records' events not yet received`,
+        );
+      }
+      await sleep(2000);
+    }
+    const eventsSeconds = seconds(Date.now() - eventsStarted);
+    const eventExamples = eventCheck.examples;
+    if (eventCheck.missing.size > 0) {
+      eventExamples.eventsLost = receiverRead
+        ? await diagnoseMissing(dataDir, eventCheck.missing, received).catch((error) => [
+            `diagnosis failed: ${error instanceof Error ? error.message : String(error)}`,
+          ])
+        : ['the webhook receiver could not be read (runner.json webhookReceiverUrl)'];
+    }
+    log(
+      `events: ${expected.size - eventCheck.missing.size} of ${expected.size} settled records' events received ` +
+        `(${received.length} events in all) after ${eventsSeconds} s`,
+    );
+
+    // ---- The event feed: every settled record's final state, read page by page by its own client.
+    const feedCheck = await feedUntilComplete(
+      service,
+      clientsConfig.clients.map((client) => client.name),
+      new Map(
+        (stored ?? [])
+          .filter((record) => ['delivered', 'rejected', 'failed'].includes(record.status))
+          .map((record) => [record.id, { owner: record.owner, state: record.status }]),
+      ),
+      new Map((stored ?? []).map((record) => [record.id, record.owner])),
+      settings.eventsWaitSeconds * 1000,
+    );
+    log(
+      `feed: ${feedCheck.counts.feedExpected - feedCheck.counts.feedMismatched} of ${feedCheck.counts.feedExpected} ` +
+        `settled records listed with their final state (${feedCheck.counts.feedEntries} entries)`,
+    );
+
+    const sapCalls = sapCallsOf(sap.requests, sapTimes, sap.servicePath, sap.registrations);
+    const salesforceCalls = salesforceCallsOf(
+      salesforce.requests,
+      sfTimes,
+      salesforce.cases,
+      salesforce.externalIdField,
+    );
+    const { counts, outcomes } = reconcile({
+      results,
+      sapCalls,
+      salesforceCalls,
+      kills,
+      statuses,
+      acceptedInStore: stillAccepted,
+    });
+    // When each request reached SAP while it was down (seconds into the outage): where the calls fell.
+    const downAt = sapTimes
+      .filter((at) => outage.from > 0 && at >= outage.from && at <= outage.to)
+      .map((at) => Math.round((at - outage.from) / 100) / 10);
+    const outageReport = outageFigures({
+      ...outage,
+      callSeconds: downAt,
+      seconds: outage.from ? settings.outageSeconds : 0,
+      probeSeconds: settings.probeSeconds,
+      afterFailures: OUTAGE_AFTER_FAILURES,
+      inFlight: ERP_MAX_CONCURRENCY,
+      answeredAt,
+      outcomes,
+    });
+    const calls = deliveryCallFigures(
+      sapDeliveryCalls(sap.requests, sap.servicePath),
+      salesforceDeliveryCalls(salesforce.requests),
+    );
+    const stats = service.stats();
+    return {
+      ok:
+        promiseKept(counts) &&
+        eventsKept(eventCheck.counts) &&
+        feedKept(feedCheck.counts) &&
+        outageReport.kept,
+      outage: outageReport,
+      calls,
+      seed,
+      run,
+      settings,
+      ...counts,
+      examples: {
+        ...counts.examples,
+        ...eventExamples,
+        ...(feedCheck.examples.length > 0 ? { feed: feedCheck.examples } : {}),
+      },
+      events: eventCheck.counts,
+      feed: feedCheck.counts,
+      clients: deliveryTimesByClient({ results, answeredAt, calls: [...sapCalls, ...salesforceCalls] }),
+      restarts: {
+        kills: stats.kills,
+        starts: stats.starts,
+        unexpectedExits: stats.unexpectedExits,
+        startSeconds: stats.startMs.map(seconds),
+      },
+      faults: {
+        intakeSqs: { calls: sqsProxy.counts().calls, ...sqsProxy.counts().faults },
+        intakeDynamodb: { calls: dynamoProxy.counts().calls, ...dynamoProxy.counts().faults },
+        intakeStorms: weather.storms(),
+        deliverySqs: proxyCounts(deliveryProxies.sqs),
+        deliveryDynamodb: proxyCounts(deliveryProxies.dynamodb),
+        deliveryEventBridge: proxyCounts(deliveryProxies.eventbridge),
+        downstream: chaos.counts(),
+      },
+      seconds: {
+        traffic: trafficSeconds,
+        drain: drainSeconds,
+        lookups: lookupsSeconds,
+        events: eventsSeconds,
+        total: seconds(Date.now() - startedAt),
+      },
+      drained,
+      ...(options.keepDataDir ? { dataDir } : {}),
+    };
+  } finally {
+    weather.calm();
+    chaos?.calm();
+    await service.stop().catch(() => {});
+    await Promise.all([
+      sqsProxy.stop(),
+      dynamoProxy.stop(),
+      ...Object.values(deliveryProxies).map((proxy) => proxy.stop()),
+      sap.stop(),
+      salesforce.stop(),
+    ]);
+    if (!options.keepDataDir) await rm(dataDir, { recursive: true, force: true }).catch(() => {});
+    log(`done in ${seconds(Date.now() - startedAt)} s`);
+  }
+};

@@ -1,0 +1,27 @@
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { forgetLocalKeys } from '../lib/clients/apiKeys.ts';
+import { resetSettings } from '../lib/settings/environment.ts';
+
+/** Keys of the clients in config/clients.json, for tests. */
+export const testKeys = {
+  dealer: 'test-key-example-dealer',
+  webForms: 'test-key-example-web-forms',
+} as const;
+
+/** Writes the test keys where the service reads local keys (API_KEYS_FILE), as npm start does. */
+export const useTestKeys = (): void => {
+  const file = join(tmpdir(), `dealer-gateway-keys-${process.pid}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({ 'example-dealer': testKeys.dealer, 'example-web-forms': testKeys.webForms }),
+  );
+  process.env.API_KEYS_FILE = file;
+  resetSettings();
+  forgetLocalKeys();
+};
+
+/** The key a test request to this path carries by default: the dealer's for sales, the web forms' for cases. */
+export const defaultKeyFor = (path: string): string =>
+  path.startsWith('/crm') ? testKeys.webForms : testKeys.dealer;

@@ -1,0 +1,243 @@
+/**
+ * `npm run webhook-secret -- <rotate|enable|show> [<client>] [--stage <stage>] [--region <region>]`: a client's
+ * webhook secret and its disabled flag, in npm start's data directory (no --stage) or on an AWS stage (Secrets
+ * Manager `dealer-gateway/<stage>/webhooks/<client>`, the records table's `webhook#<client>` item).
+ */
+import { DeleteItemCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateSecretCommand,
+  GetSecretValueCommand,
+  PutSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
+import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
+import type { Client } from '../../lib/clients/types.ts';
+import { webhookFlagKey } from '../../lib/webhooks/disabledWebhooks.ts';
+import {
+  parseWebhookSecrets,
+  rotateWebhookSecrets,
+  rotationWindowMs,
+  settledWebhookSecrets,
+  storedWebhookSecrets,
+  type WebhookSecrets,
+} from '../../lib/webhooks/secrets.ts';
+import { defaultDataDir } from '../../local/project.ts';
+import { fileWebhookSwitch } from '../../local/webhookFlags.ts';
+import { ensureWebhookSecrets, rotateLocalWebhookSecret } from '../../local/webhookSecrets.ts';
+
+export const USAGE = `usage: npm run webhook-secret -- rotate <client> [--stage <stage>] [--region <region>]
+       npm run webhook-secret -- enable <client> [--stage <stage>] [--region <region>]
+       npm run webhook-secret -- show [<client>] [--stage <stage>] [--region <region>]
+  rotate: a new whsec_ secret signs beside the old one for WEBHOOK_ROTATION_HOURS (default 24), then alone
+  enable: the client's webhook, disabled after it answered 410 Gone, is called again
+  show:   each webhook client's current secret, a rotation under way, and whether its webhook is disabled
+  without --stage: npm start's data directory (DATA_DIR, default .data)`;
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+interface Parsed {
+  command: 'rotate' | 'enable' | 'show';
+  client?: string;
+  stage?: string;
+  region: string;
+}
+
+class UsageError extends Error {}
+
+const parse = (args: string[], env: NodeJS.ProcessEnv): Parsed => {
+  const positional: string[] = [];
+  let stage: string | undefined;
+  let region = env.AWS_REGION ?? 'eu-west-1';
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--stage' || args[i] === '--region') {
+      const value = args[++i];
+      if (!value) throw new UsageError(`${args[i - 1]} needs a value`);
+      if (args[i - 1] === '--stage') stage = value;
+      else region = value;
+    } else if (args[i].startsWith('--')) throw new UsageError(`unknown option ${args[i]}`);
+    else positional.push(args[i]);
+  }
+  const [command, client, extra] = positional;
+  if (command !== 'rotate' && command !== 'enable' && command !== 'show')
+    throw new UsageError(`the command must be rotate, enable or show (got ${JSON.stringify(command)})`);
+  if (command !== 'show' && !client) throw new UsageError(`${command} needs a client name`);
+  if (extra) throw new UsageError(`unexpected ${JSON.stringify(extra)}`);
+  return { command, client, stage, region };
+};
+
+const webhookClient = (name: string, clients: Client[]): Client => {
+  const client = clients.find((c) => c.name === name);
+  if (!client) throw new UsageError(`client "${name}" is not in config/clients.json`);
+  if (!client.webhook) throw new UsageError(`client "${name}" declares no webhook in config/clients.json`);
+  return client;
+};
+
+const describe = (client: string, secrets: WebhookSecrets | undefined, disabled: unknown, now: Date) => {
+  if (!secrets) return `${client}: no secret yet (rotate makes one)`;
+  const settled = settledWebhookSecrets(secrets, now, rotationWindowMs());
+  const lines = [`${client}: ${settled.current}`];
+  if (settled.previous && settled.rotatedAt)
+    lines.push(
+      `  rotating: the previous secret signs too until ${new Date(settled.rotatedAt.getTime() + rotationWindowMs()).toISOString()}`,
+    );
+  if (disabled)
+    lines.push(
+      `  DISABLED after a 410 Gone (${JSON.stringify(disabled)}): enable ${client} to call it again`,
+    );
+  return lines.join('\n');
+};
+
+/** Where the secrets and flags are kept: npm start's data directory, or an AWS stage. */
+interface Place {
+  read(client: string): Promise<WebhookSecrets | undefined>;
+  rotate(client: string, now: Date): Promise<WebhookSecrets>;
+  disabled(client: string): Promise<unknown>;
+  enable(client: string): Promise<boolean>;
+  where: string;
+  close(): void;
+}
+
+const localPlace = (env: NodeJS.ProcessEnv, clients: Client[]): Place => {
+  const dataDir = env.DATA_DIR || defaultDataDir();
+  const flags = fileWebhookSwitch(dataDir);
+  const { secrets } = ensureWebhookSecrets(
+    dataDir,
+    clients.filter((c) => c.webhook).map((c) => c.name),
+  );
+  return {
+    read: async (client) => secrets[client],
+    rotate: async (client, now) => rotateLocalWebhookSecret(dataDir, client, now),
+    disabled: (client) => flags.disabled(client),
+    enable: (client) => flags.enable(client),
+    where: `${dataDir}/webhook-secrets.json (a running npm start signs with it from its next event)`,
+    close: () => {},
+  };
+};
+
+const awsPlace = (stage: string, region: string): Place => {
+  const secretsManager = new SecretsManagerClient({ region });
+  const dynamo = new DynamoDBClient({ region });
+  const table = `dealer-gateway-${stage}-records`;
+  const nameOf = (client: string) => `dealer-gateway/${stage}/webhooks/${client}`;
+  const read = async (client: string) => {
+    try {
+      const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: nameOf(client) }));
+      const text = out.SecretString ?? '';
+      return parseWebhookSecrets(
+        client,
+        text.trim().startsWith('{') ? JSON.parse(text) : text.trim(),
+        `secret ${nameOf(client)}`,
+      );
+    } catch (error) {
+      if (error instanceof ResourceNotFoundException) return undefined;
+      throw error;
+    }
+  };
+  return {
+    read,
+    async rotate(client, now) {
+      const before = await read(client);
+      const after = rotateWebhookSecrets(before, now);
+      const value = JSON.stringify(storedWebhookSecrets(after));
+      if (before)
+        await secretsManager.send(
+          new PutSecretValueCommand({ SecretId: nameOf(client), SecretString: value }),
+        );
+      else
+        await secretsManager.send(
+          new CreateSecretCommand({
+            Name: nameOf(client),
+            SecretString: value,
+            Description: `Standard Webhooks secret of client ${client}'s webhook (npm run webhook-secret)`,
+          }),
+        );
+      return after;
+    },
+    async disabled(client) {
+      const out = await dynamo.send(
+        new GetItemCommand({
+          TableName: table,
+          Key: { pk: { S: webhookFlagKey(client) } },
+          ConsistentRead: true,
+        }),
+      );
+      return out.Item
+        ? { at: out.Item.webhookDisabledAt?.S, status: Number(out.Item.webhookDisabledStatus?.N) }
+        : undefined;
+    },
+    async enable(client) {
+      const out = await dynamo.send(
+        new DeleteItemCommand({
+          TableName: table,
+          Key: { pk: { S: webhookFlagKey(client) } },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return out.Attributes !== undefined;
+    },
+    where: `Secrets Manager ${nameOf('<client>')} and ${table} (${region}); the dispatcher reads the secret within 5 minutes`,
+    close: () => {
+      secretsManager.destroy();
+      dynamo.destroy();
+    },
+  };
+};
+
+/**
+ * Runs the command; resolves with the exit code.
+ *
+ * @example
+ * process.exitCode = await runWebhookSecret(['rotate', 'example-dealer'], process.env, io);
+ */
+export const runWebhookSecret = async (
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  io: Io,
+  options: { now?: () => Date; clients?: Client[] } = {},
+): Promise<number> => {
+  const clients = options.clients ?? clientsConfig.clients;
+  const now = (options.now ?? (() => new Date()))();
+  let parsed: Parsed;
+  try {
+    parsed = parse(args, env);
+    if (parsed.client) webhookClient(parsed.client, clients);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.err(`${error.message}\n${USAGE}\n`);
+    return 2;
+  }
+  const place = parsed.stage ? awsPlace(parsed.stage, parsed.region) : localPlace(env, clients);
+  try {
+    if (parsed.command === 'rotate') {
+      const client = parsed.client as string;
+      const after = await place.rotate(client, now);
+      io.out(
+        `${client}: new secret ${after.current}\n` +
+          (after.previous
+            ? `  the previous one signs too until ${new Date(now.getTime() + rotationWindowMs()).toISOString()}: give the client the new one before then\n`
+            : '  (no previous secret)\n') +
+          `  in ${place.where}\n`,
+      );
+      return 0;
+    }
+    if (parsed.command === 'enable') {
+      const client = parsed.client as string;
+      const was = await place.enable(client);
+      io.out(was ? `${client}: webhook enabled again\n` : `${client}: webhook was not disabled\n`);
+      return 0;
+    }
+    const names = parsed.client ? [parsed.client] : clients.filter((c) => c.webhook).map((c) => c.name);
+    for (const client of names)
+      io.out(`${describe(client, await place.read(client), await place.disabled(client), now)}\n`);
+    return 0;
+  } catch (error) {
+    io.err(`${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    place.close();
+  }
+};
