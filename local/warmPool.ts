@@ -48,7 +48,7 @@ const concurrencyFrom = (value: string | undefined): number => {
 
 const loadOffline = async () => {
   const entry = import.meta.resolve('serverless-offline');
-  const manifest = JSON.parse(readFileSync(new URL('../scripts/package.json', entry), 'utf8')) as {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', entry), 'utf8')) as {
     version: string;
   };
   if (!manifest.version.startsWith('14.')) {

@@ -242,7 +242,17 @@ describe('browser forms enabled: the packaged template of a project copy', () =>
     // the copy holds what bundling reads (under the lock, so nobody rebuilds the project's bundles meanwhile).
     enabled = await withPackageLock(async () => {
       copy = await mkdtemp(join(tmpdir(), 'dealer-gateway-forms-package-'));
-      const sources = ['functions', 'lib', 'schemas', 'scripts', 'sandbox', 'openapi.json', 'tsconfig.json'];
+      const sources = [
+        'functions',
+        'lib',
+        'schemas',
+        'scripts',
+        'tools',
+        'local',
+        'sandbox',
+        'openapi.json',
+        'tsconfig.json',
+      ];
       for (const entry of ['serverless.yml', 'package.json', 'deploy', 'config', '.esbuild', ...sources]) {
         await cp(join(projectRoot, entry), join(copy, entry), {
           recursive: true,

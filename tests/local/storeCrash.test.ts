@@ -45,7 +45,7 @@ interface StoreProcess {
 
 /** Starts testkit/storeProcess.ts on `dataDir` and waits until it serves. */
 const startStore = async (dataDir: string, flags: string[]): Promise<StoreProcess> => {
-  const script = join(import.meta.dirname, '../support/storeProcess.ts');
+  const script = join(import.meta.dirname, '../../testkit/storeProcess.ts');
   const child = spawn(process.execPath, [script, dataDir, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   const exited = new Promise((resolve) => child.once('exit', resolve)).then(() => children.delete(child));
