@@ -41,7 +41,8 @@ const wholeCallError = (errorCode: string, message: string): SalesforceError[] =
  * up to 200 Case records, `allOrNone: false`, each upserted by its external id and judged by the same rules
  * as the single upsert (salesforceCaseRules.ts), the answer `200` with one result per record in order.
  * Faults `{ on: 'collections' }` apply to the whole call, except `recordErrors` (the records at those positions
- * answer those errors unprocessed, e.g. `UNABLE_TO_LOCK_ROW`) and `dropAnswer` (process, then close the
+ * answer those errors unprocessed, e.g. `UNABLE_TO_LOCK_ROW`; a refusal of content is not applied to a case already
+ * held under that external id) and `dropAnswer` (process, then close the
  * connection: a lost answer).
  *
  * @example
@@ -50,7 +51,15 @@ const wholeCallError = (errorCode: string, message: string): SalesforceError[] =
  */
 export function collectionsHandler(context: CollectionsContext): (exchange: Exchange) => Promise<void> {
   const upsert = (record: unknown, recordErrors: SalesforceError[] | undefined): CollectionResult => {
-    if (recordErrors) return failed(recordErrors);
+    // A content refusal cannot meet a case Salesforce already holds under this external id (the same content was
+    // taken): only a lock (UNABLE_TO_LOCK_ROW) can. So a refusal planted on a repeat is not applied.
+    const externalIdOf = (value: unknown) =>
+      typeof value === 'object' && value !== null
+        ? (value as Record<string, unknown>)[context.externalIdField]
+        : undefined;
+    const held = context.cases.some((stored) => stored.externalId === externalIdOf(record));
+    const applies = recordErrors?.some((error) => error.errorCode === 'UNABLE_TO_LOCK_ROW') || !held;
+    if (recordErrors && applies) return failed(recordErrors);
     if (typeof record !== 'object' || record === null || Array.isArray(record)) {
       return failed(wholeCallError('JSON_PARSER_ERROR', 'A record is not a JSON object of Case fields'));
     }

@@ -84,7 +84,8 @@ const batchAnswer = (boundary: string, results: ChangeSetResult[]): string => {
  * `POST <entity set>` judged by the same rules (sapRegistrationRules.ts) and stored on its own; a RegistrationId
  * already stored answers `409` naming it. The answer is `202` with one part per change set, in order.
  * Faults `{ on: 'batch' }` apply to the whole call; `dropAnswer` stores everything, then closes the connection;
- * `recordErrors` refuses the change sets at those positions, unprocessed.
+ * `recordErrors` refuses the change sets at those positions, unprocessed, unless the RegistrationId is already
+ * stored (SAP does not refuse content it has taken: the repeat is answered 409).
  *
  * @example
  * const batch = sapBatchHandler(context);
@@ -96,6 +97,12 @@ export function sapBatchHandler(context: SapBatchContext): (exchange: Exchange) 
     body: context.odataError('/IWFND/CM_MGW/004', message),
   });
 
+  const alreadyStored = (changeSet: { entity: unknown } | ChangeSetResult): boolean => {
+    if (!('entity' in changeSet) || typeof changeSet.entity !== 'object' || changeSet.entity === null)
+      return false;
+    const id = (changeSet.entity as { RegistrationId?: unknown }).RegistrationId;
+    return context.registrations.some((stored) => stored.RegistrationId === id);
+  };
   const create = (entity: unknown): ChangeSetResult => {
     if (typeof entity !== 'object' || entity === null || Array.isArray(entity)) {
       return badRequest('The request body is not a valid JSON entity');
@@ -178,7 +185,8 @@ export function sapBatchHandler(context: SapBatchContext): (exchange: Exchange) 
     }
     // Each change set on its own, in order: a refused one rolls back only itself.
     const results = changeSets.map((changeSet, index): ChangeSetResult => {
-      const refused = fault?.recordErrors?.[index];
+      // A refusal of content SAP has already taken under this RegistrationId cannot happen: the repeat is a 409.
+      const refused = alreadyStored(changeSet) ? undefined : fault?.recordErrors?.[index];
       if (refused)
         return { status: refused.status, body: context.odataError('ZSD_REG/001', refused.message) };
       return 'entity' in changeSet ? create(changeSet.entity) : changeSet;

@@ -126,4 +126,32 @@ describe('Salesforce sandbox Collections', () => {
       { kind: 'upsert', status: 201, cases: 1 },
     ]);
   });
+
+  it('does not apply a planted refusal of content to a case it already holds (Salesforce took that content), a lock it does', async () => {
+    // Prepare: c1 created by an earlier call whose answer was lost; the retry meets planted record errors.
+    await patch(collections, { allOrNone: false, records: [record('c1')] });
+    const invalidEmail = {
+      message: 'Email: invalid email address',
+      errorCode: 'INVALID_EMAIL_ADDRESS',
+      fields: ['SuppliedEmail'],
+    };
+    const locked = {
+      message: 'unable to obtain exclusive access to this record',
+      errorCode: 'UNABLE_TO_LOCK_ROW',
+      fields: [],
+    };
+    sf.inject({ on: 'collections', recordErrors: { 0: [invalidEmail], 1: [invalidEmail] } });
+    sf.inject({ on: 'collections', recordErrors: { 0: [locked] } });
+
+    // Act
+    const refusals = await patch(collections, { allOrNone: false, records: [record('c1'), record('c2')] });
+    const lock = await patch(collections, { allOrNone: false, records: [record('c1')] });
+
+    // Assess: the held case is upserted again; the new one is refused as planted; a lock meets the held case too.
+    expect(refusals.json).toMatchObject([
+      { id: '500SB0000000001AAA', success: true, created: false },
+      { success: false, errors: [{ statusCode: 'INVALID_EMAIL_ADDRESS' }] },
+    ]);
+    expect(lock.json).toMatchObject([{ success: false, errors: [{ statusCode: 'UNABLE_TO_LOCK_ROW' }] }]);
+  });
 });

@@ -102,6 +102,27 @@ describe('SAP sandbox $batch', () => {
     expect(sap.registrations.map((stored) => stored.RegistrationId)).toEqual(['reg-1', 'reg-3']);
   });
 
+  it('does not apply a planted refusal to a RegistrationId it already holds: the repeat is its 409, as SAP answers', async () => {
+    // Prepare: reg-1 stored by an earlier call whose answer was lost; the retry meets a planted refusal of it.
+    await postBatch(batchBody([entity(1)]));
+    sap.inject({
+      on: 'batch',
+      recordErrors: {
+        0: { status: 400, message: 'Dealer not authorised' },
+        1: { status: 400, message: 'Dealer not authorised' },
+      },
+    });
+
+    // Act
+    const answer = await postBatch(batchBody([entity(1), entity(2)]));
+
+    // Assess: the repeat is the repeat; the new registration is refused as planted.
+    expect(answer.text).toContain('HTTP/1.1 409 Conflict');
+    expect(answer.text).toContain('RegistrationId reg-1 already registered as document 49000001');
+    expect(answer.text.match(/Dealer not authorised/g)).toHaveLength(1);
+    expect(sap.registrations.map((stored) => stored.RegistrationId)).toEqual(['reg-1']);
+  });
+
   it('requires a valid CSRF token for the whole call', async () => {
     // Act
     const answer = await postBatch(batchBody([entity(1)]), false);
