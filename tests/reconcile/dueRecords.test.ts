@@ -333,3 +333,123 @@ describe('SQS refusing the sends', () => {
     expect(await queuedIds()).toEqual([record.id]);
   });
 });
+
+describe('what the reconciler leaves alone, without a write', () => {
+  it('tries no write for a record the index still lists but that is settled, one leased, and one not yet due', async () => {
+    // Prepare: the index still lists a delivered record (a stale entry), a record leased past now, one due later.
+    const settled = stored({ status: 'delivered' });
+    const leased = stored({ leaseUntil: '2026-11-22T08:07:00.000Z' });
+    const later = stored({ dueAt: '2026-11-22T08:06:00.001Z' });
+    await seedStatusRecords([settled, leased, later]);
+    dynamo.reset();
+    // Act
+    const result = await reconcileOpenRecords({ now: at('2026-11-22T08:06:00Z'), kinds: ['caseRecord'] });
+    // Assess: none queued, and none moved on (the conditional write would refuse them, but is not even tried).
+    expect(result.requeued.caseRecord).toBe(0);
+    expect(dynamo.calls).not.toContain('UpdateItem');
+    expect(await queuedIds()).toEqual([]);
+  });
+});
+
+describe('downstream holds at their edges', () => {
+  const holdsFor = () =>
+    createDownstreamHolds({ afterFailures: 5, probeSeconds: 30, apiUsageShare: 0.8, cacheSeconds: 0 });
+  /** Opens the CRM's hold from `from` (five transient failures a second apart): its first probe is due 34 s later. */
+  const openCrmHold = async (holds: ReturnType<typeof holdsFor>, from: string) => {
+    for (const [index, recordId] of ['a', 'b', 'a', 'b', 'a'].entries())
+      await holds.noteOutcome(
+        'crm',
+        { recordId, kind: 'transient' },
+        new Date(Date.parse(from) + index * 1000),
+      );
+  };
+
+  it('queues the probe record at the very moment the probe is due, and only one, the kind not deferred', async () => {
+    // Prepare: fifteen cases due, the CRM held from 08:10:04, its first probe due at 08:10:34.
+    const records = Array.from({ length: 15 }, () => stored());
+    await seedStatusRecords(records);
+    const holds = holdsFor();
+    await openCrmHold(holds, '2026-11-22T08:10:00.000Z');
+    dynamo.reset();
+    // Act
+    const result = await reconcileOpenRecords({ now: at('2026-11-22T08:10:34Z'), kinds: ['caseRecord'] });
+    // Assess
+    expect(result.holds.crm.held).toBe(true);
+    expect(result.probes.caseRecord).toBe(1);
+    expect(await queuedIds()).toHaveLength(1);
+    expect(result.deferred).toEqual([]);
+    // To find its one probe a held kind reads a few records (10), not a page of the backlog.
+    const recordReads = dynamo.requests
+      .filter((call) => call.operation === 'BatchGetItem')
+      .slice(1)
+      .flatMap((call) => Object.values(call.body.RequestItems as Record<string, { Keys: unknown[] }>))
+      .flatMap((table) => table.Keys);
+    expect(recordReads.length).toBeLessThanOrEqual(10);
+  });
+
+  it('takes the next record as the probe when the first cannot be moved on (another reconciler moved it)', async () => {
+    // Prepare: two cases due, the CRM held, its probe due; the first move on is refused as a racing run's would be.
+    const records = [stored(), stored()];
+    await seedStatusRecords(records);
+    const holds = holdsFor();
+    await openCrmHold(holds, '2026-11-22T08:10:00.000Z');
+    dynamo.before('UpdateItem', () => ({
+      status: 400,
+      type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException',
+    }));
+    // Act
+    const result = await reconcileOpenRecords({ now: at('2026-11-22T08:11:00Z'), kinds: ['caseRecord'] });
+    // Assess
+    expect(dynamo.pending()).toEqual([]);
+    expect(result.probes.caseRecord).toBe(1);
+    expect(await queuedIds()).toHaveLength(1);
+  });
+
+  it('drains at the usual pace once the while after a close is over (the close long past), at its very end', async () => {
+    // Prepare: three cases due since 08:05; the CRM held from 06:00 to 07:00. The while after the close is the
+    // longest re-queue interval plus the reconcile delay (3,600 + 300 s): over at 08:05:00.
+    await seedStatusRecords([stored(), stored(), stored()]);
+    const holds = holdsFor();
+    await openCrmHold(holds, '2026-11-22T06:00:00.000Z');
+    expect(await holds.mayDeliver('crm', at('2026-11-22T07:00:00Z'))).toEqual({ deliver: true, probe: true });
+    await holds.noteOutcome(
+      'crm',
+      { recordId: 'p', kind: 'delivered', probe: true },
+      at('2026-11-22T07:00:00Z'),
+    );
+    // Act
+    const result = await reconcileOpenRecords({
+      now: at('2026-11-22T08:05:00Z'),
+      kinds: ['caseRecord'],
+      limit: 1,
+      limitAfterHold: 3,
+    });
+    // Assess: the usual limit, not the one after a hold.
+    expect(result.holds.crm).toMatchObject({ held: false, closedAt: '2026-11-22T07:00:00.000Z' });
+    expect(result.requeued.caseRecord).toBe(1);
+    expect(result.deferred).toEqual(['caseRecord']);
+  });
+
+  it('spaces a record tried after the close as usual (five minutes, not past the while after the close), dated', async () => {
+    // Prepare: the CRM held from 08:10:04 to 08:40; a case a worker tried at 08:41:30, due again at 08:42.
+    const record = stored({ updatedAt: '2026-11-22T08:41:30.000Z', dueAt: '2026-11-22T08:42:00.000Z' });
+    await seedStatusRecords([record]);
+    const holds = holdsFor();
+    await openCrmHold(holds, '2026-11-22T08:10:00.000Z');
+    expect(await holds.mayDeliver('crm', at('2026-11-22T08:40:00Z'))).toEqual({ deliver: true, probe: true });
+    await holds.noteOutcome(
+      'crm',
+      { recordId: 'p', kind: 'delivered', probe: true },
+      at('2026-11-22T08:40:00Z'),
+    );
+    // Act
+    const result = await reconcileOpenRecords({ now: at('2026-11-22T08:43:00Z'), kinds: ['caseRecord'] });
+    // Assess
+    expect(result.requeued.caseRecord).toBe(1);
+    expect(await getStatusRecord(record.id)).toMatchObject({
+      dueAt: '2026-11-22T08:48:00.000Z',
+      requeues: 1,
+      requeuedAt: '2026-11-22T08:43:00.000Z',
+    });
+  });
+});
