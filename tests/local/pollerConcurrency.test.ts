@@ -10,6 +10,7 @@ import type { HoldState } from '../../lib/outage/types.ts';
 import { holdGate } from '../../local/holdGate.ts';
 import { type PollClock, startPoller } from '../../local/queuePoller.ts';
 import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { lateSqs } from '../../testkit/lateSqs.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let queueUrl: string;
@@ -147,10 +148,14 @@ describe('a quiet client beside a flood', () => {
   }, 60_000);
 });
 
-describe('a held downstream with two slots', () => {
+describe.each([
+  { answers: 'at once', lateMs: 0 },
+  { answers: '300 ms late, as on a loaded machine', lateMs: 300 },
+])('a held downstream with two slots (SQS answering $answers)', ({ lateMs }) => {
   it('gets one batch per probe period, alone in flight however long the probe takes', async () => {
     // Prepare: the CRM held, its probe due; one message waiting. The first batch (the probe) is still in flight
-    // more than two probe periods later on the poller's clock, which stops at 70 s until the test has looked.
+    // more than two probe periods later on the poller's clock, which stops 70 s after the first batch until the test
+    // has looked (counted from the first batch: the clock may pass 70 s before the first receive has answered).
     const start = Date.parse('2026-11-27T04:00:00Z');
     const crm: HoldState = {
       held: true,
@@ -167,7 +172,7 @@ describe('a held downstream with two slots', () => {
       now: () => now,
       sleep: async (ms) => {
         now += ms;
-        if (now - start >= 70_000) await looked;
+        if (sinceFirst(now) >= 70_000) await looked;
         await new Promise((resolve) => setImmediate(resolve));
       },
     };
@@ -176,6 +181,7 @@ describe('a held downstream with two slots', () => {
       releaseFirst = resolve;
     });
     const invocations: { ids: string[]; at: number; besides: number }[] = [];
+    const sinceFirst = (at: number) => at - (invocations[0]?.at ?? Number.POSITIVE_INFINITY);
     let running = 0;
     const handler = async (event: SQSEvent) => {
       invocations.push({ ids: idsOf(event), at: clock.now(), besides: running });
@@ -192,7 +198,7 @@ describe('a held downstream with two slots', () => {
     });
     // Act
     const poller = startPoller({
-      sqs: aws.sqs,
+      sqs: lateSqs(aws.sqs, lateMs),
       queueUrl,
       handler,
       batchSize: 10,
@@ -203,7 +209,7 @@ describe('a held downstream with two slots', () => {
     });
     await until(() => invocations.length === 1);
     await send('second', 1);
-    await until(() => clock.now() - start >= 70_000);
+    await until(() => sinceFirst(clock.now()) >= 70_000);
     const whileProbeInFlight = invocations.length;
     look();
     releaseFirst();
@@ -243,7 +249,7 @@ describe('a held downstream with two slots', () => {
     };
     await send('first', 1);
     const poller = startPoller({
-      sqs: aws.sqs,
+      sqs: lateSqs(aws.sqs, lateMs),
       queueUrl,
       handler,
       batchSize: 10,
