@@ -3,9 +3,10 @@
  * a success or a refusal ends a streak, probe spacing, closing, the Salesforce allowance), two worker instances
  * sharing one hold through conditional writes, and what it costs a delivery that changes nothing.
  */
+import { DynamoDBClient, GetItemCommand, type GetItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDownstreamHolds, type DownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
-import { readHold } from '../../lib/outage/holdStore.ts';
+import { claimProbeWrite, readHold, readHolds, writeHold } from '../../lib/outage/holdStore.ts';
 import type { Downstream, NotedOutcome } from '../../lib/outage/types.ts';
 import type { OutageSettings } from '../../lib/settings/settings.ts';
 import { freshAws } from '../../testkit/freshAws.ts';
@@ -144,13 +145,14 @@ describe('when a downstream is held', () => {
   });
 });
 
+/** Opens the ERP hold at T0 (five failures ending at 0 s), through an instance of its own. */
+const openAtT0 = async () => {
+  const opener = worker();
+  const transitions = await noteInTurn(opener, failures('a', 'b', 'a', 'b', 'c'), -4);
+  expect(transitions).toMatchObject([{ change: 'opened', heldSince: iso(0) }]);
+};
+
 describe('while a downstream is held', () => {
-  /** Opens the ERP hold at T0 (five failures ending at 0 s), through a third instance. */
-  const openAtT0 = async () => {
-    const opener = worker();
-    const transitions = await noteInTurn(opener, failures('a', 'b', 'a', 'b', 'c'), -4);
-    expect(transitions).toMatchObject([{ change: 'opened', heldSince: iso(0) }]);
-  };
   /** Every caller asks at once; returns how many got the probe and what the others were told. */
   const askAtOnce = async (callers: DownstreamHolds[], seconds: number) => {
     const permits = await Promise.all(callers.map((holds) => holds.mayDeliver('erp', at(seconds))));
@@ -373,5 +375,184 @@ describe('a batched call', () => {
     expect(transitions.map((t) => t.change)).toEqual(['opened', 'closed']);
     expect(refusedOnly).toEqual([]);
     expect(dynamo.calls.filter((call) => call === 'UpdateItem')).toHaveLength(1);
+  });
+});
+
+describe("an instance's cache of the hold", () => {
+  it('is read again once cacheSeconds have passed: a hold another instance opened meanwhile is seen', async () => {
+    // Prepare: this instance reads the hold (not held) at 0 s; another opens it at 1 s.
+    const holds = worker();
+    await holds.mayDeliver('erp', at(0));
+    await noteInTurn(worker(), failures('a', 'b', 'a', 'b', 'c'), -3);
+    // Act
+    const withinPeriod = await holds.mayDeliver('erp', at(SETTINGS.cacheSeconds - 1));
+    const afterPeriod = await holds.mayDeliver('erp', at(SETTINGS.cacheSeconds));
+    // Assess
+    expect(withinPeriod).toEqual({ deliver: true, probe: false });
+    expect(afterPeriod).toMatchObject({ deliver: false, heldSince: iso(1) });
+  });
+
+  it('counts a clock moved back as stale, and reads again', async () => {
+    // Prepare: read at 10 s; the hold opened by another instance at 1 s.
+    const holds = worker();
+    await holds.mayDeliver('erp', at(10));
+    await noteInTurn(worker(), failures('a', 'b', 'a', 'b', 'c'), -3);
+    // Act
+    const earlier = await holds.mayDeliver('erp', at(9));
+    // Assess
+    expect(earlier).toMatchObject({ deliver: false, heldSince: iso(1) });
+  });
+
+  it('computes every change on a consistent read, even with a fresh cache', async () => {
+    // Prepare: the hold read (and cached) at 0 s.
+    const holds = worker();
+    await holds.mayDeliver('erp', at(0));
+    // Act
+    await holds.noteOutcome('erp', { recordId: 'a', kind: 'transient' }, at(1));
+    // Assess
+    expect(dynamo.calls).toEqual(['GetItem', 'GetItem', 'UpdateItem']);
+  });
+
+  it('writes nothing and reports nothing when the consistent read shows the change was made by another instance', async () => {
+    // Prepare: this instance counted one failure; another instance's delivery has ended that streak since.
+    const holds = worker();
+    await holds.noteOutcome('erp', { recordId: 'a', kind: 'transient' }, at(0));
+    await worker().noteOutcome('erp', { recordId: 'b', kind: 'delivered' }, at(1));
+    const written = await readHold('erp');
+    dynamo.reset();
+    // Act: by its cache, this delivery ends a streak; by the table, there is none.
+    const transition = await holds.noteOutcome('erp', { recordId: 'c', kind: 'delivered' }, at(2));
+    // Assess
+    expect(transition).toBeUndefined();
+    expect(dynamo.calls).toEqual(['GetItem']);
+    expect(await readHold('erp')).toEqual(written);
+  });
+
+  it('gives up after MAX_WRITE_ROUNDS lost compare-and-sets in a row, naming the downstream', async () => {
+    // Prepare: every conditional write of the hold finds another instance's write first.
+    const holds = worker();
+    for (let i = 0; i < 6; i++)
+      dynamo.before('UpdateItem', async () => ({ status: 400, type: 'ConditionalCheckFailedException' }));
+    // Act
+    const noted = holds.noteOutcome('erp', { recordId: 'a', kind: 'transient' }, at(0));
+    // Assess
+    await expect(noted).rejects.toThrow('hold of erp: 5 concurrent writes in a row, gave up');
+    expect(dynamo.calls.filter((call) => call === 'UpdateItem')).toHaveLength(5);
+  });
+
+  it('while held and the probe is not due, waits without a write', async () => {
+    // Prepare
+    await openAtT0();
+    const holds = worker();
+    dynamo.reset();
+    // Act
+    const first = await holds.mayDeliver('erp', at(10));
+    const second = await holds.mayDeliver('erp', at(11));
+    // Assess
+    expect([first, second]).toEqual([
+      { deliver: false, until: iso(30), heldSince: iso(0), reason: 'outage' },
+      { deliver: false, until: iso(30), heldSince: iso(0), reason: 'outage' },
+    ]);
+    expect(dynamo.calls).toEqual(['GetItem']);
+  });
+
+  it('remembers a probe it was granted: asked again within the period, it waits without a call', async () => {
+    // Prepare
+    await openAtT0();
+    const holds = worker();
+    dynamo.reset();
+    // Act
+    const probe = await holds.mayDeliver('erp', at(30));
+    const next = await holds.mayDeliver('erp', at(31));
+    // Assess
+    expect(probe).toEqual({ deliver: true, probe: true });
+    expect(next).toMatchObject({ deliver: false, until: iso(60) });
+    expect(dynamo.calls).toEqual(['GetItem', 'UpdateItem']);
+  });
+
+  it('forgets what it knew when another instance claimed the probe first', async () => {
+    // Prepare: this instance knows the probe due at 30 s; another claims it.
+    await openAtT0();
+    const holds = worker();
+    await holds.mayDeliver('erp', at(29));
+    expect(await worker().claimProbe('erp', at(30))).toBe(true);
+    // Act
+    const claimed = await holds.claimProbe('erp', at(30));
+    const state = await holds.holdState('erp', { now: at(30) });
+    // Assess
+    expect(claimed).toBe(false);
+    expect(state).toMatchObject({ held: true, nextProbeAt: iso(60) });
+  });
+
+  it('names the reason of an allowance hold to the messages that wait', async () => {
+    // Prepare
+    await worker().noteApiUsage(90, 100, at(0));
+    // Act
+    const permit = await worker().mayDeliver('crm', at(10));
+    // Assess
+    expect(permit).toEqual({ deliver: false, until: iso(30), heldSince: iso(0), reason: 'api-usage' });
+  });
+
+  it('reports the state as of now when asked without a time', async () => {
+    // Prepare
+    await openAtT0();
+    // Act
+    const state = await worker().holdState('erp');
+    // Assess
+    expect(state).toEqual({ held: true, heldSince: iso(0), reason: 'outage', nextProbeAt: iso(30) });
+  });
+});
+
+describe('the hold items in the table', () => {
+  it('reads both holds in one consistent BatchGetItem, each named for its downstream before any was written', async () => {
+    // Act
+    const holds = await readHolds();
+    // Assess
+    expect(holds.erp).toMatchObject({ downstream: 'erp', held: false, version: 0 });
+    expect(holds.crm).toMatchObject({ downstream: 'crm', held: false, version: 0 });
+    expect(dynamo.calls).toEqual(['BatchGetItem']);
+    expect(Object.values(dynamo.requests[0].body.RequestItems as object)[0]).toMatchObject({
+      ConsistentRead: true,
+    });
+  });
+
+  it("reads through an operator's reader with one GetItem each, naming the attributes", async () => {
+    // Prepare: the reader passes the same table; it records what it was asked.
+    await openAtT0();
+    const asked: GetItemCommandInput[] = [];
+    const client = new DynamoDBClient({ endpoint: dynamo.endpoint });
+    const reader = {
+      query: async () => {
+        throw new Error('no query expected');
+      },
+      getItem: async (input: GetItemCommandInput) => {
+        asked.push(input);
+        return client.send(new GetItemCommand(input));
+      },
+    };
+    // Act
+    const holds = await readHolds(reader);
+    // Assess
+    expect(holds.erp).toMatchObject({ downstream: 'erp', held: true, heldSince: iso(0) });
+    expect(holds.crm).toMatchObject({ downstream: 'crm', held: false });
+    expect(asked).toHaveLength(2);
+    for (const input of asked)
+      expect(input).toMatchObject({ ConsistentRead: true, ProjectionExpression: expect.any(String) });
+  });
+
+  it('a change computed before a probe was claimed does not move probeAt back', async () => {
+    // Prepare: a change computed over the hold as read at 29 s; the probe of 30 s claimed before it is written.
+    await openAtT0();
+    const current = await readHold('erp');
+    expect(await claimProbeWrite('erp', at(30), iso(60))).toBeDefined();
+    // Act
+    const written = await writeHold(current, {
+      ...current,
+      version: current.version + 1,
+      updatedAt: iso(31),
+    });
+    // Assess
+    expect(written).toBe(true);
+    expect(await readHold('erp')).toMatchObject({ probeAt: iso(60), updatedAt: iso(31) });
   });
 });
