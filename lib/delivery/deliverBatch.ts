@@ -1,6 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import { MAX_COLLECTION_SIZE } from '../downstream/crm/index.ts';
 import { DEFAULT_ERP_BATCH_SIZE, erpConfigFromEnv } from '../downstream/erp/index.ts';
+import { failedWhole, notSentAfter } from '../downstream/inChunks.ts';
 import type { DeliveryOutcome } from '../downstream/types.ts';
 import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
 import { downstreamHolds } from '../outage/hold.ts';
@@ -138,48 +139,108 @@ const deliverToOneDownstream = async (
   }
 
   const leaseUntil = dueAfter(claimedAt, batch.settings.leaseSeconds);
+  const results: MessageResult[] = reads.map(() => ok);
+  // One call at a time, in the batch's order: each call's records are claimed just before it and their outcomes
+  // recorded while the next call goes out, so the first records of a batch (a quiet client's: the fair queue puts
+  // them first) are delivered after one call, not after the batch's last. After a call that failed as a whole,
+  // the later records are not sent (lib/downstream/inChunks.ts).
+  let earlierFailure: DeliveryOutcome | undefined;
+  const recorded: Promise<void>[] = [];
+  try {
+    for (let start = 0; start < reads.length; start += callSize) {
+      const part = await deliverOneCall(reads.slice(start, start + callSize), downstream, batch, {
+        permit,
+        claimedAt,
+        leaseUntil,
+        probeSeconds,
+        earlierFailure,
+      });
+      earlierFailure ??= part.failedWhole;
+      recorded.push(
+        part.results.then((settled) =>
+          settled.forEach((result, position) => {
+            results[start + position] = result;
+          }),
+        ),
+      );
+    }
+  } finally {
+    // Outcomes already under way are recorded whatever stopped the batch.
+    await Promise.allSettled(recorded);
+  }
+  await Promise.all(recorded);
+  return results;
+};
+
+/**
+ * One call of a batch: its records claimed (the lease, which counts the try), one call to the downstream (or, after
+ * an earlier call failed whole, none: `notSent`), the call's outcomes counted in the hold; resolves once that is
+ * done, with `results` still recording each record's outcome and its event (lib/delivery/recordOutcome.ts).
+ */
+const deliverOneCall = async (
+  reads: readonly ReadMessage[],
+  downstream: 'erp' | 'crm',
+  batch: BatchContext,
+  call: {
+    permit: Extract<DeliveryPermit, { deliver: true }>;
+    claimedAt: Date;
+    leaseUntil: string;
+    probeSeconds: number;
+    earlierFailure?: DeliveryOutcome;
+  },
+): Promise<{ results: Promise<MessageResult[]>; failedWhole?: DeliveryOutcome }> => {
+  const clock = () => batch.now?.() ?? new Date();
+  const holds = batch.holds ?? downstreamHolds();
   const claims = await settleBounded(reads, BATCH_CONCURRENCY, (read) =>
-    claimMessage(read, downstream, batch, claimedAt, leaseUntil),
+    claimMessage(read, downstream, batch, call.claimedAt, call.leaseUntil),
   );
   const results: MessageResult[] = claims.map((claim) => (claim.ok ? ok : claim));
   const claimed: { claim: ClaimedMessage; index: number }[] = [];
   claims.forEach((claim, index) => {
     if (claim.ok && claim.value) claimed.push({ claim: claim.value, index });
   });
-  if (claimed.length === 0) return results;
+  if (claimed.length === 0) return { results: Promise.resolve(results) };
 
-  // One batched call (or as few as the protocol allows) for every claimed record of the batch.
-  const delivery: DownstreamDelivery = await deliverAllToDownstream(
-    downstream,
-    claimed.map(({ claim }) => claim.status),
-  ).catch((error: unknown) => {
-    const outcome = unreachable(error);
-    return { outcomes: new Map(claimed.map(({ claim }) => [claim.status.id, outcome])) };
-  });
+  const notSent = call.earlierFailure && notSentAfter(call.earlierFailure);
+  // One batched call (or the single call for a lone record) for the claimed records of this part.
+  const delivery: DownstreamDelivery = notSent
+    ? { outcomes: new Map(claimed.map(({ claim }) => [claim.status.id, notSent])) }
+    : await deliverAllToDownstream(
+        downstream,
+        claimed.map(({ claim }) => claim.status),
+      ).catch((error: unknown) => {
+        const outcome = unreachable(error);
+        return { outcomes: new Map(claimed.map(({ claim }) => [claim.status.id, outcome])) };
+      });
   const at = clock();
   const outcomeOf = (id: string) => delivery.outcomes.get(id) ?? undecided;
   const ids = claimed.map(({ claim }) => claim.status.id);
   const reached = ids.some((id) => outcomeOf(id).reachedDownstream);
   const noted = notedOutcomesOf(ids, new Map(ids.map((id) => [id, outcomeOf(id)])), {
-    probe: permit.probe,
+    probe: call.permit.probe,
     // A usage the adapter remembers from an earlier answer says nothing about this call.
     ...(reached && delivery.apiUsage ? { apiUsage: delivery.apiUsage } : {}),
   });
-  const hold = await noteDelivery(holds, downstream, noted, { probe: permit.probe, at, log: batch.log });
+  const hold = await noteDelivery(holds, downstream, noted, { probe: call.permit.probe, at, log: batch.log });
 
   const notOwn = notOwnFailures(ids.map(outcomeOf));
-  const written = await settleBounded(claimed, BATCH_CONCURRENCY, ({ claim }, position) =>
+  const written = settleBounded(claimed, BATCH_CONCURRENCY, ({ claim }, position) =>
     recordOutcome(claim, outcomeOf(claim.status.id), downstream, batch, {
       at,
       hold,
-      probeSeconds,
+      probeSeconds: call.probeSeconds,
       notOwnFailure: notOwn[position],
     }),
-  );
-  written.forEach((result, position) => {
-    results[claimed[position].index] = result;
+  ).then((settled) => {
+    settled.forEach((result, position) => {
+      results[claimed[position].index] = result;
+    });
+    return results;
   });
-  return results;
+  // A failure of the whole call stops the batch's later calls; a lone record's own failure does not.
+  const failure = notSent ? undefined : failedWhole(delivery.outcomes);
+  const stops = failure && (!failure.reachedDownstream || claimed.length > 1);
+  return { results: written, ...(stops ? { failedWhole: failure } : {}) };
 };
 
 /**

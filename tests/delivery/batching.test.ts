@@ -109,6 +109,63 @@ describe('batched delivery', () => {
     for (const id of ids) expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered', tries: 1 });
   });
 
+  it('delivers a batch larger than one call in calls of ERP_BATCH_SIZE, in order: the first call’s records are delivered before the last call goes out', async () => {
+    // Prepare: twelve registrations, calls of five; the third call answers two seconds late.
+    const ids = await acceptSales(12);
+    const { records } = await receive(aws.sqs, salesQueue, 12);
+    const inOrder = records.map(idOf);
+    process.env.ERP_BATCH_SIZE = '5';
+    resetDownstreamClients();
+    sap.inject({ on: 'batch' }, { on: 'batch' }, { on: 'batch', delayMs: 2000 });
+    const from = sap.requests.length;
+    try {
+      // Act: look at the store while the third call is under way.
+      const delivering = worker()(event(records), lambdaContext());
+      while (sapCallsSince(from).length < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+      const duringLastCall = await Promise.all(
+        inOrder.map(async (id) => (await getStatusRecord(id))?.status),
+      );
+      const response = await delivering;
+      // Assess
+      expect(response.batchItemFailures).toEqual([]);
+      expect(sapCallsSince(from).map((call) => call.registrations)).toEqual([5, 5, 2]);
+      expect(duringLastCall.slice(0, 5)).toEqual(Array(5).fill('delivered'));
+      expect(duringLastCall.slice(10)).toEqual(['accepted', 'accepted']);
+      for (const id of ids)
+        expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered', tries: 1 });
+    } finally {
+      delete process.env.ERP_BATCH_SIZE;
+      resetDownstreamClients();
+    }
+  });
+
+  it('sends no later call of a batch once one has failed as a whole: those records give their try back, unsent', async () => {
+    // Prepare: twelve registrations, calls of five; the first call answers 503.
+    const ids = await acceptSales(12);
+    const { records } = await receive(aws.sqs, salesQueue, 12);
+    process.env.ERP_BATCH_SIZE = '5';
+    resetDownstreamClients();
+    sap.inject({ on: 'batch', status: 503 });
+    const from = sap.requests.length;
+    try {
+      // Act
+      const results = await deliverAt(records, createDownstreamHolds(OUTAGE), T0);
+      // Assess: one call; every record waits with its try given back, the unsent ones saying so.
+      expect(sapCallsSince(from)).toEqual([{ kind: 'batch', status: 503, registrations: 5 }]);
+      expect(results).toEqual(Array(12).fill('DeliveryRetryLater'));
+      const stored = await Promise.all(records.map(async (record) => getStatusRecord(idOf(record))));
+      for (const record of stored) expect(record).toMatchObject({ status: 'accepted', tries: 0 });
+      expect(stored.slice(5).map((record) => record?.error)).toEqual(
+        Array(7).fill(expect.stringContaining('not sent: an earlier call of this delivery failed')),
+      );
+      expect(await readHold('erp')).toMatchObject({ failures: 1 });
+      expect(ids).toHaveLength(12);
+    } finally {
+      delete process.env.ERP_BATCH_SIZE;
+      resetDownstreamClients();
+    }
+  });
+
   it('upserts a batch of cases in one Salesforce Collections call', async () => {
     const ids = await acceptCases(15);
     const { records } = await receive(aws.sqs, caseQueue, 15);
