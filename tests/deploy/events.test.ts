@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import clients from '../../config/clients.json' with { type: 'json' };
 import type { ClientsConfig } from '../../lib/clients/types.ts';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
-import { packagedTemplate, type Resource, type Template } from '../../testkit/packagedTemplate.ts';
+import { packagedTemplate, type Template } from '../../testkit/packagedTemplate.ts';
 
 type Statement = {
   Effect: string;
