@@ -5,11 +5,15 @@
  * request that dies after naming its record. Then a keyed and an unkeyed request for fresh content racing, at
  * every DynamoDB call of either, paused there by a proxy in front of dynalite while the other runs.
  */
+import { DynamoDBClient, PutItemCommand, type PutItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { acceptRecords } from '../../lib/intake/acceptRecords.ts';
+import { MAX_GENERATIONS_PER_REQUEST } from '../../lib/intake/constants.ts';
+import { nameKeyedRecord } from '../../lib/intake/nameKeyedRecord.ts';
 import { contentId, generationId, keyedId, sha256 } from '../../lib/intake/recordIds.ts';
-import { getStatusRecord, readContentSlot } from '../../lib/store/statusRecords.ts';
+import { getStatusRecord, putContentAliasIfAbsent, readContentSlot } from '../../lib/store/statusRecords.ts';
 import type { CaseRecord } from '../../lib/types.ts';
+import { localClientConfig } from '../../local/aws.ts';
 import { uniqueFrame } from '../../testkit/factories/records.ts';
 import { freshAws } from '../../testkit/freshAws.ts';
 import { startHookedProxy } from '../../testkit/hookedProxy.ts';
@@ -65,6 +69,22 @@ const failWriteOf = (id: string) => {
     if ((body.Item as { pk: { S: string } }).pk.S === id) return { status: 400, type: 'ValidationException' };
     failWriteOf(id);
     return undefined;
+  });
+};
+
+/**
+ * The service's write of `id` lands, but its answer is lost: the write is made here, straight to dynalite, and the
+ * service's call is answered as the AWS client's retry would be, by its own write (ConditionalCheckFailed).
+ */
+const loseAnswerOfWrite = (id: string) => {
+  dynamo.before('PutItem', async (body) => {
+    if ((body.Item as { pk: { S: string } }).pk.S !== id) {
+      loseAnswerOfWrite(id);
+      return undefined;
+    }
+    const direct = new DynamoDBClient(localClientConfig(aws.dynamoEndpoint));
+    await direct.send(new PutItemCommand(body as unknown as PutItemCommandInput));
+    return { status: 400, type: 'ConditionalCheckFailedException' };
   });
 };
 
@@ -141,7 +161,76 @@ describe('content sent without a key after a keyed record of it', () => {
   });
 });
 
+describe('naming a keyed record at the next place', () => {
+  it('takes a place whose alias write landed but lost its answer, not the one after', async () => {
+    // Prepare: a record of the content on day 0; on day 2 the keyed alias's write at generation 1 loses its answer.
+    const record = caseRecord();
+    const first = await send(record, T0);
+    loseAnswerOfWrite(generationId(first, 1));
+    // Act
+    const keyed = await send(record, at(48 * HOUR), 'answer-lost');
+    const unkeyed = await send(record, at(49 * HOUR));
+    // Assess
+    expect(dynamo.pending()).toEqual([]);
+    expect(keyed).toBe(keyedIdOf(record, 'answer-lost'));
+    expect(await readContentSlot(generationId(first, 1))).toMatchObject({ aliasOf: keyed });
+    expect(await readContentSlot(generationId(first, 2))).toBeUndefined();
+    expect(await readContentSlot(first)).toMatchObject({ latestGeneration: 1 });
+    expect(unkeyed).toBe(keyed);
+  });
+
+  it('gives up after MAX_GENERATIONS_PER_REQUEST places taken by other keys, naming the content', async () => {
+    // Prepare: the first id and the next eight places taken (their hint not noted, so every place is tried).
+    const record = caseRecord();
+    const first = await send(record, T0);
+    const alias = { kind: 'caseRecord' as const, owner: OWNER, acceptedAt: at(48 * HOUR).toISOString() };
+    for (let generation = 1; generation <= MAX_GENERATIONS_PER_REQUEST; generation++)
+      await putContentAliasIfAbsent({
+        ...alias,
+        id: generationId(first, generation),
+        aliasOf: `other-${generation}`,
+      });
+    // Act
+    const named = nameKeyedRecord({ ...alias, id: first, aliasOf: 'mine' }, {});
+    // Assess
+    await expect(named).rejects.toThrow(`content ${first}: no free generation within 8 tries`);
+    expect(await readContentSlot(generationId(first, MAX_GENERATIONS_PER_REQUEST + 1))).toBeUndefined();
+  });
+});
+
 describe('a keyed request that named its record and failed before writing it', () => {
+  it('a key on fresh content, its record write failed, the same key again: the alias at the first id stays its only place', async () => {
+    // Prepare: the keyed request named its record at the content's first id, then failed writing it.
+    const record = caseRecord();
+    const keyed = keyedIdOf(record, 'fresh-retried');
+    failWriteOf(keyed);
+    const failed = await send(record, T0, 'fresh-retried').catch((error: Error) => error);
+    // Act
+    const retried = await send(record, at(60_000), 'fresh-retried');
+    // Assess
+    expect(failed).toMatchObject({ name: 'QueueUnavailableError' });
+    expect(retried).toBe(keyed);
+    expect(await readContentSlot(firstIdOf(record))).toMatchObject({ aliasOf: keyed });
+    expect(await readContentSlot(generationId(firstIdOf(record), 1))).toBeUndefined();
+    expect(await queuedIds()).toEqual([keyed]);
+  });
+
+  it('the unkeyed request’s write of that record lands but its answer is lost: still that record, queued once', async () => {
+    // Prepare: the keyed request named its record and failed writing it; the unkeyed write's answer will be lost.
+    const record = caseRecord();
+    const keyed = keyedIdOf(record, 'lost-answer');
+    failWriteOf(keyed);
+    await send(record, T0, 'lost-answer').catch((error: Error) => error);
+    loseAnswerOfWrite(keyed);
+    // Act
+    const unkeyed = await send(record, at(HOUR));
+    // Assess
+    expect(dynamo.pending()).toEqual([]);
+    expect(unkeyed).toBe(keyed);
+    expect(await getStatusRecord(keyed)).toMatchObject({ status: 'accepted', record });
+    expect(await queuedIds()).toEqual([keyed]);
+  });
+
   it('the same content without a key within 24 hours writes that record and queues it, once', async () => {
     // Prepare: the keyed record's write is answered with an error (the request gets 503).
     const record = caseRecord();
