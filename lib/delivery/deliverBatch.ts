@@ -106,7 +106,7 @@ const oneCallSize = (downstream: 'erp' | 'crm'): number => {
   }
 };
 
-/** One downstream's messages of the batch: one hold check, the claims, one batched delivery, the outcomes. */
+/** One downstream's messages of the batch: one hold check, then call by call the claims, the call, the outcomes. */
 const deliverToOneDownstream = async (
   reads: readonly ReadMessage[],
   downstream: 'erp' | 'crm',
@@ -246,9 +246,9 @@ const deliverOneCall = async (
 /**
  * Delivers the records an SQS batch names (CONTRACT section 3): every message is read, the downstream's hold is
  * asked once (held: every message goes back unclaimed and hidden, nothing reaches the downstream; a due probe:
- * this batch is it), each record is claimed (its lease, which counts its try), then all claimed records go to
- * the downstream in one batched call (SAP `$batch`, Salesforce Collections; a lone record by the single call),
- * the call's outcomes are counted in the hold (a whole-call failure once), and each record's outcome is recorded
+ * this batch is it), then one batched call at a time (SAP `$batch` of ERP_BATCH_SIZE, Salesforce Collections of
+ * 200; a lone record by the single call): its records are claimed (the lease, which counts the try), the call is
+ * made, its outcomes are counted in the hold (a whole-call failure once), and each record's outcome is recorded
  * and its event published as a single delivery's would be (lib/delivery/recordOutcome.ts).
  *
  * @returns one result per message, in order: done, or failed with the reason SQS keeps it (its visibility set).
