@@ -12,13 +12,20 @@ import { seedStatusRecords } from '../testkit/seedStatus.ts';
 
 /**
  * A seeder of accepted sales on a queue: each call writes `n` new ones (frame numbers `<prefix><run tag><serial>`,
- * unique across calls) of `owner` (the client, the messages' group) and answers their ids.
+ * unique across calls) of `owner` (the client, the messages' group) and answers their ids. With `grouped` false,
+ * the messages name no client (as they were written before fair queueing): the queue serves them first in, first
+ * out.
  *
  * @example
  * const seed = acceptedSalesSeeder(queueUrl, 'WB');
  * const ids = await seed(500);
  */
-export const acceptedSalesSeeder = (queueUrl: string, prefix: string, owner = 'example-dealer') => {
+export const acceptedSalesSeeder = (
+  queueUrl: string,
+  prefix: string,
+  owner = 'example-dealer',
+  grouped = true,
+) => {
   let serial = 0;
   const tag = Date.now().toString(36).toUpperCase();
   return async (n: number): Promise<string[]> => {
@@ -44,7 +51,10 @@ export const acceptedSalesSeeder = (queueUrl: string, prefix: string, owner = 'e
       dueAt: at,
     }));
     await seedStatusRecords(statuses);
-    const failed = await sendRecords(queueUrl, statuses.map(queuedRecordOf));
+    const messages = statuses
+      .map(queuedRecordOf)
+      .map(({ owner: client, ...message }) => (grouped ? { ...message, owner: client } : message));
+    const failed = await sendRecords(queueUrl, messages);
     if (failed.length > 0) throw new Error(`seeding: ${failed.length} messages not queued`);
     return statuses.map((s) => s.id);
   };

@@ -10,8 +10,10 @@
  * - **Flood, fair** (what ships): the flooding client (`flooding-dealer`) has `records` accepted and queued first;
  *   then the poller starts and the quiet client accepts one record a second until the flood has drained. The
  *   quiet records' times, and the flood's drain rate (records / seconds from the poller's start to its last
- *   record delivered).
- * - **Flood, first in, first out** (today's poller, `fair: false`): the same, for the same figures.
+ *   record delivered). Every message carries its client as its MessageGroupId: the queue is a fair queue
+ *   (local/fairQueue.ts, as SQS fair queues on AWS).
+ * - **Flood, first in, first out** (before fair queueing): the same, the messages carrying no group id, so the
+ *   queue serves them in the order they came.
  *
  *   node bench/fairShare.ts [10000]   # prints the JSON result
  */
@@ -38,8 +40,6 @@ export interface FloodRun {
   /** Poller start to the flood's last record delivered. */
   drainSeconds: number;
   recordsPerSecond: number;
-  /** The most messages the poller held ahead at once (fair only). */
-  heldAtMost: number;
 }
 
 export interface FairShareResult {
@@ -77,8 +77,10 @@ const child = async (): Promise<FairShareResult> => {
     useQueueUrlAsEndpoint: false,
   });
   const progress = (text: string) => process.stderr.write(`[fair] ${text}\n`);
-  const flooder = acceptedSalesSeeder(queueUrl, 'FL', 'flooding-dealer');
-  const quietSeeder = acceptedSalesSeeder(queueUrl, 'QT', 'quiet-dealer');
+  const seeders = (fair: boolean) => ({
+    flooder: acceptedSalesSeeder(queueUrl, 'FL', 'flooding-dealer', fair),
+    quietSeeder: acceptedSalesSeeder(queueUrl, 'QT', 'quiet-dealer', fair),
+  });
 
   /** When each record the worker finished delivering was done, by id. */
   const doneAt = new Map<string, number>();
@@ -90,7 +92,7 @@ const child = async (): Promise<FairShareResult> => {
       if (!failed.has(record.messageId)) doneAt.set(JSON.parse(record.body).id, now);
     return answer;
   };
-  const startDelivery = (fair: boolean) =>
+  const startDelivery = () =>
     startPoller({
       sqs,
       queueUrl,
@@ -98,7 +100,6 @@ const child = async (): Promise<FairShareResult> => {
       batchSize: deployed.batchSize,
       batchingWindowSeconds: deployed.windowSeconds,
       maximumConcurrency: deployed.maximumConcurrency,
-      fair,
       onError: (error) => progress(`poller: ${error instanceof Error ? error.message : String(error)}`),
     });
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -107,7 +108,10 @@ const child = async (): Promise<FairShareResult> => {
   };
 
   /** Accepts one quiet record every QUIET_EVERY_MS until `enough()`, then waits for each to be delivered. */
-  const quietRecords = async (enough: () => boolean) => {
+  const quietRecords = async (
+    quietSeeder: ReturnType<typeof seeders>['quietSeeder'],
+    enough: () => boolean,
+  ) => {
     const sent: { id: string; at: number }[] = [];
     while (!enough()) {
       const [id] = await quietSeeder(1);
@@ -125,32 +129,28 @@ const child = async (): Promise<FairShareResult> => {
   };
 
   progress(`no flood: ${NO_FLOOD_SAMPLES} quiet records, one a second`);
-  let delivery = startDelivery(true);
+  let delivery = startDelivery();
   let sentQuiet = 0;
-  const noFlood = await quietRecords(() => sentQuiet++ >= NO_FLOOD_SAMPLES);
+  const noFlood = await quietRecords(seeders(true).quietSeeder, () => sentQuiet++ >= NO_FLOOD_SAMPLES);
   await delivery.stop();
 
   const runs: FloodRun[] = [];
   for (const records of sizes)
     for (const fair of [true, false]) {
       progress(`flood of ${records} (${fair ? 'fair' : 'first in, first out'}): queueing`);
+      const { flooder, quietSeeder } = seeders(fair);
       const flood: string[] = [];
       for (let done = 0; done < records; done += 500)
         flood.push(...(await flooder(Math.min(500, records - done))));
       progress(`flood of ${records} (${fair ? 'fair' : 'first in, first out'}): draining`);
       const started = performance.now();
-      delivery = startDelivery(fair);
-      let heldAtMost = 0;
-      const watch = setInterval(() => {
-        heldAtMost = Math.max(heldAtMost, delivery.held());
-      }, 100);
+      delivery = startDelivery();
       const floodDone = () => flood.every((id) => doneAt.has(id));
-      const quiet = await quietRecords(floodDone);
+      const quiet = await quietRecords(quietSeeder, floodDone);
       await waitUntil(floodDone);
       const drainSeconds = (Math.max(...flood.map((id) => doneAt.get(id) as number)) - started) / 1000;
-      clearInterval(watch);
       await delivery.stop();
-      runs.push({ records, fair, quiet, drainSeconds, recordsPerSecond: records / drainSeconds, heldAtMost });
+      runs.push({ records, fair, quiet, drainSeconds, recordsPerSecond: records / drainSeconds });
       progress(
         `flood of ${records} (${fair ? 'fair' : 'FIFO'}): ${drainSeconds.toFixed(1)} s; quiet p50 ${quiet.p50Ms.toFixed(0)} ms, p99 ${quiet.p99Ms.toFixed(0)} ms`,
       );

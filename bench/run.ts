@@ -267,7 +267,7 @@ const fairTitle = 'Fair share between clients (issue 21)';
 const fairNote = (sizes: number[]) =>
   sizes.includes(100_000)
     ? undefined
-    : `Floods measured: ${sizes.join(', ')} (100,000 is \`--fair-records 10000,100000\`: about half an hour per poller on this 2-core machine).`;
+    : `Floods measured: ${sizes.join(', ')} (100,000 is \`--fair-records 10000,100000\`: about a quarter of an hour per run on this 2-core machine).`;
 if (fairOnly) {
   const report = fairReport(await measureFairShare(fairSizes), fairNote(fairSizes));
   const footer = `Written by \`npm run bench -- fair --fair-records ${fairSizes.join(',')}\` on ${partFooter((performance.now() - started) / 1000)}`;

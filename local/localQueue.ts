@@ -1,9 +1,13 @@
-/** The SQS-compatible queue (fauxqs), in this process, in memory, on 127.0.0.1 only. */
+/**
+ * The SQS-compatible queue (fauxqs), in this process, in memory, on 127.0.0.1 only. Its standard queues are fair
+ * queues, as standard queues are on AWS for messages that carry a MessageGroupId (local/fairQueue.ts).
+ */
 import { buildApp } from 'fauxqs';
 // Not exported by the package, but buildApp() accepts the stores (the same module instances it uses).
 import { S3Store } from '../node_modules/fauxqs/dist/s3/s3Store.js';
 import { SnsStore } from '../node_modules/fauxqs/dist/sns/snsStore.js';
 import { SqsStore } from '../node_modules/fauxqs/dist/sqs/sqsStore.js';
+import { makeQueueFair } from './fairQueue.ts';
 import { localRegion } from './project.ts';
 
 export interface LocalQueueServer {
@@ -19,6 +23,8 @@ export async function startLocalQueue(): Promise<LocalQueueServer> {
   // empty `host`, fauxqs builds queue URLs from the request's Host header: http://127.0.0.1:<port>/...
   const sqsStore = new SqsStore();
   sqsStore.host = '';
+  const createQueue = sqsStore.createQueue.bind(sqsStore);
+  sqsStore.createQueue = (...args) => makeQueueFair(createQueue(...args));
   const app = buildApp({
     logger: false,
     defaultRegion: localRegion,

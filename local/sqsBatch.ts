@@ -4,6 +4,7 @@
  * `batchItemFailures` and leaving everything when it throws (a whole-batch failure).
  */
 import {
+  ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   type Message,
@@ -193,4 +194,23 @@ export const invokeBatch = async (options: PollOptions, messages: readonly Messa
     );
   }
   return { received: records.length, deleted: done.length, failed: failedIds.size };
+};
+
+/**
+ * Gives received messages back to the queue at once (visibility 0), rather than when their visibility ends: a
+ * batch gathered but not handed to the worker (the poller stopped while a held downstream kept it waiting).
+ *
+ * @example
+ * await handBack(options, messages);
+ */
+export const handBack = async (options: PollOptions, messages: readonly Message[]) => {
+  for (let start = 0; start < messages.length; start += SQS_RECEIVE_MAX)
+    await options.sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: options.queueUrl,
+        Entries: messages
+          .slice(start, start + SQS_RECEIVE_MAX)
+          .map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 })),
+      }),
+    );
 };

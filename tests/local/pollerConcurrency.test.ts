@@ -20,8 +20,11 @@ beforeEach(async () => {
   queueUrl = aws.resources.queues.CaseQueue.url;
 });
 
-/** Sends `count` messages `<prefix>-<n>` of client `owner`, as the producers write them (the client in the body). */
-const send = async (prefix: string, count: number, owner = 'client-a') => {
+/**
+ * Sends `count` messages `<prefix>-<n>` of client `owner`, as the producers write them: the client in the body and,
+ * unless `grouped` is false, as the MessageGroupId.
+ */
+const send = async (prefix: string, count: number, owner = 'client-a', grouped = true) => {
   for (let start = 0; start < count; start += 10) {
     const entries = Array.from({ length: Math.min(10, count - start) }, (_, i) => ({
       Id: String(i),
@@ -31,6 +34,7 @@ const send = async (prefix: string, count: number, owner = 'client-a') => {
         requestId: 'r',
         owner,
       }),
+      ...(grouped ? { MessageGroupId: owner } : {}),
     }));
     await aws.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
   }
@@ -49,13 +53,13 @@ describe('batches at once, up to the cap', () => {
   const SLOW_MS = 1000;
 
   it.each([
-    { fair: true, mode: 'fair' },
-    { fair: false, mode: 'first in, first out' },
+    { grouped: true, mode: 'messages naming their client' },
+    { grouped: false, mode: 'messages naming none' },
   ])(
     'runs as many batches at once as maximumConcurrency, and no more ($mode)',
-    async ({ fair }) => {
+    async ({ grouped }) => {
       // Prepare: a backlog of ten batches, and a worker that takes a while over each.
-      await send('backlog', BACKLOG);
+      await send('backlog', BACKLOG, 'client-a', grouped);
       let inFlight = 0;
       let most = 0;
       const handled: string[] = [];
@@ -76,7 +80,6 @@ describe('batches at once, up to the cap', () => {
         batchingWindowSeconds: 1,
         waitSeconds: 0,
         maximumConcurrency: CAP,
-        fair,
       });
       await until(() => handled.length >= BACKLOG);
       await poller.stop();
@@ -96,9 +99,13 @@ describe('a quiet client beside a flood', () => {
   const BATCH = 100;
   const FLOOD = 600;
 
-  it("starts the quiet client's batch while a flood batch is still in flight", async () => {
-    // Prepare: client A's flood queued; a worker that holds each batch until the test lets it go.
-    await send('flood', FLOOD, 'client-a');
+  /**
+   * Client A's flood queued; a worker that holds each batch until the test lets it go. Once both slots hold a flood
+   * batch, client B's one message arrives; then flood batches are let go one at a time until B's batch has started.
+   * Answers the batches in the order they started (with how many were in flight beside each) and all handled.
+   */
+  const floodThenQuiet = async (grouped: boolean) => {
+    await send('flood', FLOOD, 'client-a', grouped);
     const started: { ids: string[]; besides: number }[] = [];
     const releases: (() => void)[] = [];
     let releaseAll = false;
@@ -122,29 +129,40 @@ describe('a quiet client beside a flood', () => {
       waitSeconds: 0,
       maximumConcurrency: CONCURRENCY,
     });
-    const handedOut = () => started.reduce((sum, batch) => sum + batch.ids.length, 0);
-    // The poller has looked ahead over the whole flood, a flood batch in flight.
-    await until(() => started.length > 0 && poller.held() + handedOut() === FLOOD);
-    // Act: client B's one message arrives; flood batches end one at a time until B's batch has started.
-    await send('quiet', 1, 'client-b');
-    await until(() => poller.held() + handedOut() === FLOOD + 1);
-    const quietBatch = () => started.find((batch) => batch.ids.includes('quiet-0'));
+    await until(() => started.length === CONCURRENCY);
+    await send('quiet', 1, 'client-b', grouped);
+    const quietBatch = () => started.findIndex((batch) => batch.ids.includes('quiet-0'));
     let released = 0;
-    while (!quietBatch()) {
-      await until(() => releases.length > released || quietBatch() !== undefined);
-      if (quietBatch()) break;
+    while (quietBatch() < 0) {
+      await until(() => releases.length > released);
       const count = started.length;
       releases[released++]();
-      await until(() => started.length > count || running === 0);
+      await until(() => started.length > count || handled.length === FLOOD + 1);
     }
     releaseAll = true;
     for (const release of releases.slice(released)) release();
     await until(() => handled.length === FLOOD + 1);
     await poller.stop();
-    // Assess: B's batch started beside a flood batch not yet ended; nothing lost or doubled.
-    expect(quietBatch()?.besides).toBeGreaterThanOrEqual(1);
+    return { started, handled, quietBatch: quietBatch() };
+  };
+
+  it("starts the quiet client's record first in the next batch, while a flood batch is still in flight", async () => {
+    // Act
+    const { started, handled, quietBatch } = await floodThenQuiet(true);
+    // Assess: B's record heads the batch after the first two, which started beside a flood batch not yet ended;
+    // nothing lost or doubled.
+    expect(quietBatch).toBe(CONCURRENCY);
+    expect(started[quietBatch].ids[0]).toBe('quiet-0');
+    expect(started[quietBatch].besides).toBeGreaterThanOrEqual(1);
     expect(new Set(handled).size).toBe(FLOOD + 1);
     expect(await aws.drain(queueUrl)).toEqual([]);
+  }, 60_000);
+
+  it('without group ids (the control), waits behind the whole flood', async () => {
+    const { started, handled, quietBatch } = await floodThenQuiet(false);
+    expect(quietBatch).toBe(started.length - 1);
+    expect(started[quietBatch].ids.at(-1)).toBe('quiet-0');
+    expect(new Set(handled).size).toBe(FLOOD + 1);
   }, 60_000);
 });
 
@@ -156,6 +174,7 @@ describe.each([
     // Prepare: the CRM held, its probe due; one message waiting. The first batch (the probe) is still in flight
     // more than two probe periods later on the poller's clock, which stops 70 s after the first batch until the test
     // has looked (counted from the first batch: the clock may pass 70 s before the first receive has answered).
+    // The test moves the clock there itself too.
     const start = Date.parse('2026-11-27T04:00:00Z');
     const crm: HoldState = {
       held: true,
@@ -209,7 +228,11 @@ describe.each([
     });
     await until(() => invocations.length === 1);
     await send('second', 1);
-    await until(() => sinceFirst(clock.now()) >= 70_000);
+    // More than two probe periods pass on the poller's clock while the probe is in flight (the poller itself may
+    // not sleep meanwhile: with its slots closed it waits for the probe to end); then it has real time to act.
+    now = Math.max(now, invocations[0].at + 70_000);
+    const deadline = Date.now() + 2000 + 4 * lateMs;
+    await until(() => invocations.length > 1 || Date.now() > deadline);
     const whileProbeInFlight = invocations.length;
     look();
     releaseFirst();
