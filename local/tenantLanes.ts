@@ -131,11 +131,9 @@ export class TenantLanes<M extends TenantMessage> {
     return message;
   }
 
-  /** Every ready message, in the order each became ready (fauxqs lists them so). */
+  /** Every ready message (fauxqs lists them for its inspection page; no receive reads this order). */
   *[Symbol.iterator](): Generator<M> {
-    const all = [...this.ungrouped];
-    for (const lane of this.lanes.values()) all.push(...lane);
-    all.sort((a, b) => a.ready - b.ready);
-    for (const item of all) yield item.message;
+    for (const item of this.ungrouped) yield item.message;
+    for (const lane of this.lanes.values()) for (const item of lane) yield item.message;
   }
 }

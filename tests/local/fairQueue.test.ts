@@ -86,7 +86,7 @@ const remove = async (queueUrl: string, messages: Message[]) => {
 };
 
 describe('the group id a send names', () => {
-  it('is kept and reported by a receive, for single and batched sends, same bodies or not', async () => {
+  it('is kept and reported by a receive: single and batched sends, equal bodies, an entry refused', async () => {
     // Prepare: a single send with a group; a batch whose two entries share a body but not a group; one with none.
     const queueUrl = await newQueue();
     await sqs.send(
@@ -102,15 +102,27 @@ describe('the group id a send names', () => {
         ],
       }),
     );
+    // A batch whose first entry fauxqs refuses (a character SQS does not take): the second keeps its own group.
+    const refused = await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: [
+          { Id: 'bad', MessageBody: 'bad\u0000', MessageGroupId: 'dealer-4' },
+          { Id: 'ok', MessageBody: 'after', MessageGroupId: 'dealer-5' },
+        ],
+      }),
+    );
     // Act
-    const got = await receive(queueUrl, 4);
+    const got = await receive(queueUrl, 5);
     // Assess
     expect(got.map((m) => [m.Body, m.Attributes?.MessageGroupId])).toEqual([
       ['one', 'dealer-1'],
       ['same', 'dealer-2'],
       ['same', 'dealer-3'],
       ['none', undefined],
+      ['after', 'dealer-5'],
     ]);
+    expect(refused.Failed?.map((entry) => entry.Id)).toEqual(['bad']);
   });
 });
 
