@@ -2,8 +2,8 @@
  * The delivery side of `npm start`: built-in SAP and Salesforce sandboxes unless ERP_BASE_URL / CRM_BASE_URL
  * are set, the records still `accepted` queued again, and a poller per queue that invokes the worker handler
  * as the Lambda event source would (batch size, batching window, concurrency and visibility as serverless.yml
- * deploys them), each batch shared out between clients as SQS fair queues do, and at most one batch per probe
- * period for a held downstream, alone in flight.
+ * deploys them), the queue serving the clients fairly as SQS fair queues do (local/fairQueue.ts), and at most one
+ * batch per probe period for a held downstream, alone in flight.
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

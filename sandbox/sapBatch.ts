@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { parseMultipartMessage } from '@apeleghq/multipart-parser';
+import type { RegistrationBook } from './registrationBook.ts';
 import { registrationProblem } from './sapRegistrationRules.ts';
 import type { SapFault, StoredRegistration } from './sapSandbox.ts';
 import type { Exchange, LoggedRequest } from './server.ts';
@@ -8,9 +9,8 @@ import type { Exchange, LoggedRequest } from './server.ts';
 export interface SapBatchContext {
   /** Name of the entity set: the only relative URL a change set may POST to. */
   entitySetName: string;
-  registrations: StoredRegistration[];
-  /** The next stored registration's DocumentNumber. */
-  nextDocumentNumber(): string;
+  /** The registrations stored, by their keys. */
+  book: RegistrationBook;
   /** The OData entity of a stored registration, as the single POST answers it. */
   entityOf(stored: StoredRegistration): Record<string, unknown>;
   hasValidToken(exchange: Exchange): boolean;
@@ -101,7 +101,7 @@ export function sapBatchHandler(context: SapBatchContext): (exchange: Exchange) 
     if (!('entity' in changeSet) || typeof changeSet.entity !== 'object' || changeSet.entity === null)
       return false;
     const id = (changeSet.entity as { RegistrationId?: unknown }).RegistrationId;
-    return context.registrations.some((stored) => stored.RegistrationId === id);
+    return context.book.withId(id) !== undefined;
   };
   const create = (entity: unknown): ChangeSetResult => {
     if (typeof entity !== 'object' || entity === null || Array.isArray(entity)) {
@@ -110,24 +110,24 @@ export function sapBatchHandler(context: SapBatchContext): (exchange: Exchange) 
     const record = entity as Record<string, unknown>;
     const problem = registrationProblem(record);
     if (problem) return { status: 400, body: context.odataError('ZSD_REG/001', problem) };
-    const repeat = context.registrations.find((stored) => stored.RegistrationId === record.RegistrationId);
+    const repeat = context.book.withId(record.RegistrationId);
     if (repeat) {
       const message = `RegistrationId ${repeat.RegistrationId} already registered as document ${repeat.DocumentNumber}`;
       return { status: 409, body: context.odataError('ZSD_REG/004', message) };
     }
-    const sameFrame = context.registrations.find((stored) => stored.FrameNum === record.FrameNum);
+    const sameFrame = context.book.withFrame(record.FrameNum);
     if (sameFrame) {
       const message = `Frame number ${sameFrame.FrameNum} is already registered (document ${sameFrame.DocumentNumber})`;
       return { status: 409, body: context.odataError('ZSD_REG/003', message) };
     }
     const stored: StoredRegistration = {
-      DocumentNumber: context.nextDocumentNumber(),
+      DocumentNumber: context.book.nextDocumentNumber(),
       RegistrationId: record.RegistrationId as string,
       FrameNum: record.FrameNum as string,
       entity: record,
       createdAt: new Date().toISOString(),
     };
-    context.registrations.push(stored);
+    context.book.add(stored);
     return { status: 201, body: { d: context.entityOf(stored) } };
   };
 

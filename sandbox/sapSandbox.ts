@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { createSandboxOutage, refuseWhileDown, type SandboxOutage, serveOutageControl } from './outage.ts';
+import { RegistrationBook } from './registrationBook.ts';
 import { sapBatchHandler, sapDeliveryCalls } from './sapBatch.ts';
 import { registrationProblem, sameContent } from './sapRegistrationRules.ts';
 import {
@@ -88,7 +89,6 @@ export interface SapSandbox {
 }
 
 const SESSION_COOKIE = 'SAP_SESSIONID_SBX_100';
-const FIRST_DOCUMENT_NUMBER = 49_000_001;
 
 const odataError = (code: string, message: string) => ({
   error: {
@@ -129,7 +129,8 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
   const entitySetName = servicePath.slice(servicePath.lastIndexOf('/') + 1);
   const expectedAuthorization = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 
-  const registrations: StoredRegistration[] = [];
+  const book = new RegistrationBook();
+  const registrations = book.all;
   const faults: SapFault[] = [];
   const outage = createSandboxOutage();
   /** CSRF token → the session id it was issued with. */
@@ -211,7 +212,7 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
         ? exchange.reply(status, MALFORMED_BODY, { 'content-type': 'application/json', ...headers })
         : exchange.reply(status, { d: entityOf(stored) }, headers);
 
-    const repeat = registrations.find((stored) => stored.RegistrationId === record.RegistrationId);
+    const repeat = book.withId(record.RegistrationId);
     if (repeat) {
       // CONTRACT (ERP): a repeated RegistrationId is refused with 409 naming it; nothing is created.
       const differs = sameContent(repeat.entity, record) ? '' : ' with different content';
@@ -224,7 +225,7 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
       );
       return;
     }
-    const sameFrame = registrations.find((stored) => stored.FrameNum === record.FrameNum);
+    const sameFrame = book.withFrame(record.FrameNum);
     if (sameFrame) {
       exchange.reply(
         409,
@@ -236,20 +237,19 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
       return;
     }
     const stored: StoredRegistration = {
-      DocumentNumber: String(FIRST_DOCUMENT_NUMBER + registrations.length),
+      DocumentNumber: book.nextDocumentNumber(),
       RegistrationId: record.RegistrationId as string,
       FrameNum: record.FrameNum as string,
       entity: record,
       createdAt: new Date().toISOString(),
     };
-    registrations.push(stored);
+    book.add(stored);
     answer(201, stored, { location: `${baseUrl}${servicePath}('${stored.DocumentNumber}')` });
   };
 
   const batch = sapBatchHandler({
     entitySetName,
-    registrations,
-    nextDocumentNumber: () => String(FIRST_DOCUMENT_NUMBER + registrations.length),
+    book,
     entityOf,
     hasValidToken,
     nextFault: () => takeFault(faults, 'batch', 'post'),
