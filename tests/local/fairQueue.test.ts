@@ -20,6 +20,8 @@ import {
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClientConfig } from '../../local/aws.ts';
+import { makeQueueFair } from '../../local/fairQueue.ts';
+import { SqsQueue } from '../../node_modules/fauxqs/dist/sqs/sqsStore.js';
 
 let sqs: SQSClient;
 
@@ -217,5 +219,33 @@ describe("the queue's own guarantees", () => {
     // Assess
     expect(again).toEqual([]);
     expect(dead.map((m) => [m.Body, m.Attributes?.MessageGroupId])).toEqual([['a-0', 'client-a']]);
+  });
+});
+
+describe('a fauxqs whose internals are not as expected', () => {
+  it('is refused, naming what changed, rather than left first in, first out', () => {
+    // Prepare: a queue as a later fauxqs might keep it (its ready messages no longer an array).
+    const queue = new SqsQueue(
+      'q',
+      'http://127.0.0.1/000000000000/q',
+      'arn:aws:sqs:eu-west-1:000000000000:q',
+      {},
+    );
+    (queue as unknown as { messages: unknown }).messages = new Set();
+    // Act / Assess
+    expect(() => makeQueueFair(queue)).toThrow(/fauxqs changed: SqsQueue\.messages/);
+  });
+
+  it('leaves a FIFO queue as fauxqs serves it', () => {
+    const queue = new SqsQueue(
+      'q.fifo',
+      'http://127.0.0.1/000000000000/q.fifo',
+      'arn:aws:sqs:eu-west-1:000000000000:q.fifo',
+      {
+        FifoQueue: 'true',
+      },
+    );
+    const messages = queue.messages;
+    expect(makeQueueFair(queue).messages).toBe(messages);
   });
 });
