@@ -48,7 +48,6 @@ export const targets = [
   {
     name: 'delivery',
     mutate: [
-      'lib/delivery/deliverRecord.ts',
       'lib/delivery/deliverBatch.ts',
       'lib/delivery/claimMessage.ts',
       'lib/delivery/recordOutcome.ts',

@@ -7,10 +7,10 @@
  *   batchSize within the batching window, maximumConcurrency invocations at once) at the deployed settings
  *   (serverless.yml), and at batchSize 200 when the deployed one is smaller. The sandboxes count the calls
  *   (`GET /_sandbox/calls`). Baseline: the same number of records through the single adapters
- *   (`deliverToDownstream`, one call per record, 10 at once as a batch of 10 ran them before).
+ *   (the delivery seam's call of one record, `downstreamCaller(...).call([record])`, one call per record, 10 at once as a batch of 10 ran them before).
  * - **Worker time per record**: wall time and CPU of the worker's process per record while it drains the
  *   1,000-record backlog, batched; beside it the downstream step alone, the batched adapter calls
- *   (`deliverSalesRegistrations`, `upsertCases`, in the batches the worker forms) against `deliverToDownstream`
+ *   (`deliverSalesRegistrations`, `upsertCases`, in the batches the worker forms) against one call per record
  *   per record.
  * - **Single-record latency**: a lone record, from its send to the sandbox holding it, through the same event
  *   source polling an idle queue, with the batching window 0 and with the configured window.
@@ -85,7 +85,7 @@ const child = async (): Promise<BatchedResult> => {
   const { SQSClient } = await import('@aws-sdk/client-sqs');
   const { localClientConfig } = await import('../local/aws.ts');
   const { handler: deliveryWorker } = await import('../functions/deliveryWorker.ts');
-  const { deliverToDownstream } = await import('../lib/delivery/downstreams.ts');
+  const { downstreamCaller } = await import('../lib/delivery/downstreams.ts');
   const { createErpClient, erpConfigFromEnv } = await import('../lib/downstream/erp/index.ts');
   const { createCrmClient, crmConfigFromEnv } = await import('../lib/downstream/crm/index.ts');
   const { countByStatus } = await import('../lib/store/statusIndex.ts');
@@ -227,15 +227,17 @@ const child = async (): Promise<BatchedResult> => {
     };
   };
 
-  /** Today's path: one `deliverToDownstream` call per record, SINGLE_IN_FLIGHT at once. */
+  /** The old path: one call per record (the seam's call of one record: the single POST or upsert), SINGLE_IN_FLIGHT at once. */
   const single = async (downstream: Downstream, records: number) => {
     const stored = storedOf(downstream, records);
+    const caller = await downstreamCaller(downstream === 'sap' ? 'erp' : 'crm');
     return timed(downstream, records, async () => {
       let next = 0;
       const lane = async () => {
         while (next < stored.length) {
-          const outcome = await deliverToDownstream(stored[next++]);
-          if (outcome.kind !== 'delivered') throw new Error(`single: ${outcome.kind}`);
+          const { outcomes } = await caller.call([stored[next++]]);
+          for (const outcome of outcomes.values())
+            if (outcome.kind !== 'delivered') throw new Error(`single: ${outcome.kind}`);
         }
       };
       await Promise.all(Array.from({ length: SINGLE_IN_FLIGHT }, lane));
@@ -244,7 +246,7 @@ const child = async (): Promise<BatchedResult> => {
 
   const erp = createErpClient(erpConfigFromEnv());
   const crm = createCrmClient(crmConfigFromEnv());
-  /** The adapters' batched calls, in batches of `batchSize` (the worker's batches), `pollers` at once. */
+  /** The adapters' batched calls, in batches of `batchSize` (the worker's batches) sliced into calls as the worker slices them, `pollers` at once. */
   const batchedAdapters = async (
     downstream: Downstream,
     records: number,
@@ -260,12 +262,16 @@ const child = async (): Promise<BatchedResult> => {
       const lane = async () => {
         while (next < batches.length) {
           const items = batches[next++].map(({ id, record }) => ({ id, record }));
-          const { outcomes } =
-            downstream === 'sap'
-              ? await erp.deliverSalesRegistrations(items as never)
-              : await crm.upsertCases(items as never);
-          for (const outcome of outcomes.values())
-            if (outcome.kind !== 'delivered') throw new Error(`batched: ${outcome.kind}`);
+          const callSize = downstream === 'sap' ? erp.callSize : crm.callSize;
+          for (let start = 0; start < items.length; start += callSize) {
+            const call = items.slice(start, start + callSize);
+            const { outcomes } =
+              downstream === 'sap'
+                ? await erp.deliverSalesRegistrations(call as never)
+                : await crm.upsertCases(call as never);
+            for (const outcome of outcomes.values())
+              if (outcome.kind !== 'delivered') throw new Error(`batched: ${outcome.kind}`);
+          }
         }
       };
       await Promise.all(Array.from({ length: pollers }, lane));

@@ -98,7 +98,7 @@ export const batchedReport = (result: BatchedResult): BatchedReport => {
     [
       'downstream',
       'backlog',
-      'today: one call per record (`deliverToDownstream`)',
+      'today: one call per record (a call of one)',
       ...allSizes.map(
         (size) =>
           `through the worker, batchSize ${size}${allSizes.length > 1 && size === result.deployed.sap.batchSize ? ' (deployed)' : ''}`,
@@ -138,7 +138,7 @@ export const batchedReport = (result: BatchedResult): BatchedReport => {
       ]);
       lines.push([
         NAMES[downstream],
-        `baseline: \`deliverToDownstream\` per record, 10 at once (${step.single.calls} calls)`,
+        `baseline: a call of one per record, 10 at once (${step.single.calls} calls)`,
         `${((step.single.seconds * 1000) / step.single.records).toFixed(2)} ms`,
         us(step.single.cpuUsPerRecord),
       ]);
@@ -193,7 +193,7 @@ export const batchedReport = (result: BatchedResult): BatchedReport => {
 
   const deployed = result.deployed;
   const notes = [
-    `Through the worker: functions/deliveryWorker.ts fed by Lambda's event source as bench/eventSource.ts plays it with the local poller's \`pollOnce\` (batches of up to batchSize gathered over receives of 10 for at most the batching window; ${deployed.sap.maximumConcurrency} invocations at once, maximumConcurrency), the backlog queued before the first poll; deployed settings (serverless.yml): batchSize ${deployed.sap.batchSize}, maximumBatchingWindow ${deployed.sap.windowSeconds} s. The sandboxes (own process) count the delivery calls (\`GET /_sandbox/calls\`): SAP POSTs and \`$batch\` calls, Salesforce upserts and Collections calls; token and CSRF fetches are not delivery calls. Baseline: the same number of fresh records through \`deliverToDownstream\`, one call per record, 10 at once.`,
+    `Through the worker: functions/deliveryWorker.ts fed by Lambda's event source as bench/eventSource.ts plays it with the local poller's \`pollOnce\` (batches of up to batchSize gathered over receives of 10 for at most the batching window; ${deployed.sap.maximumConcurrency} invocations at once, maximumConcurrency), the backlog queued before the first poll; deployed settings (serverless.yml): batchSize ${deployed.sap.batchSize}, maximumBatchingWindow ${deployed.sap.windowSeconds} s. The sandboxes (own process) count the delivery calls (\`GET /_sandbox/calls\`): SAP POSTs and \`$batch\` calls, Salesforce upserts and Collections calls; token and CSRF fetches are not delivery calls. Baseline: the same number of fresh records as calls of one record, 10 at once.`,
     `The worker measured ${result.workerBatched ? 'sends batched calls' : 'made one call per record (batched delivery was not in it)'}. A batch never spans invocations: records per call are at most the event source's batchSize (and ERP_BATCH_SIZE, 50 by default, for SAP; 200 for Salesforce Collections).`,
     'Lone record: one record accepted on an idle queue while the event source long-polls; from the send (status record and message written) to the sandbox holding it; the first sample of each setting warms the path and is dropped.',
     "Capacity: Salesforce counts every REST API call against the org's 24-hour allowance, shared with every other integration; the OAuth token requests are not API calls. Cases per call depend on how many wait at once: a steady trickle meets the window alone (the backlog-1 row), a campaign's burst or an outage's backlog fills whole calls.",

@@ -1,17 +1,14 @@
 import type { SQSRecord } from 'aws-lambda';
-import { MAX_COLLECTION_SIZE } from '../downstream/crm/index.ts';
-import { DEFAULT_ERP_BATCH_SIZE, erpConfigFromEnv } from '../downstream/erp/index.ts';
-import { failedWhole, notSentAfter } from '../downstream/inChunks.ts';
-import type { DeliveryOutcome } from '../downstream/types.ts';
+import { type CallOutcome, type DeliveryOutcome, wholeCallFailure } from '../downstream/types.ts';
 import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
 import { downstreamHolds } from '../outage/hold.ts';
-import type { DeliveryPermit } from '../outage/types.ts';
+import type { DeliveryPermit, HoldState } from '../outage/types.ts';
 import { dueAfter } from '../records/due.ts';
 import { outageSettings } from '../settings/settings.ts';
 import { type Settled, settleBounded } from './bounded.ts';
 import { type ClaimedMessage, claimMessage } from './claimMessage.ts';
-import { type DownstreamDelivery, deliverAllToDownstream, downstreamOf } from './downstreams.ts';
-import { DeliveryHeld } from './errors.ts';
+import { type DownstreamCaller, downstreamCaller, downstreamOf } from './downstreams.ts';
+import { DeliveryHeld, DeliveryRetryLater } from './errors.ts';
 import { noteDelivery, notedOutcomesOf } from './holdOutcomes.ts';
 import {
   BATCH_CONCURRENCY,
@@ -20,20 +17,28 @@ import {
   parseQueuedRecord,
   type ReadMessage,
 } from './message.ts';
-import { recordOutcome } from './recordOutcome.ts';
+import { callFailuresSince, type OutcomeContext, recordOutcome } from './recordOutcome.ts';
+import { retryDelaySeconds } from './retryDelay.ts';
 
 /** How one message of the batch ended: done (the batch deletes it), or failed with why (SQS keeps it). */
 export type MessageResult = Settled<void>;
 
+const ok: MessageResult = { ok: true, value: undefined };
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : 'unknown error');
+
 /**
- * The downstream could not even be tried: settings missing or a secret unreadable. Transient, so the records
- * wait (and show why) while operations mend the configuration; the texts name settings, never values. One
- * outcome object for all: it is one failed call.
+ * The downstream could not even be tried: its settings or its secret cannot be read. Every call fails whole without
+ * reaching it, naming the setting (never a value), so the records wait and show why while operations mend the
+ * configuration, and the hold, which counts those failures, stops the calls meanwhile.
  */
-const unreachable = (error: unknown): DeliveryOutcome => ({
-  kind: 'transient',
-  error: `not attempted: ${error instanceof Error ? error.message : 'unknown error'}`,
-  reachedDownstream: false,
+const unreachableCaller = (error: unknown): DownstreamCaller => ({
+  callSize: Number.POSITIVE_INFINITY,
+  call: async (stored) =>
+    wholeCallFailure(
+      stored.map(({ id }) => id),
+      { kind: 'transient', error: `not attempted: ${messageOf(error)}`, reachedDownstream: false },
+    ),
 });
 
 /** An answer that decided nothing for a record (never expected: the adapters answer every id). */
@@ -43,31 +48,41 @@ const undecided: DeliveryOutcome = {
   reachedDownstream: false,
 };
 
-const ok: MessageResult = { ok: true, value: undefined };
-
 /**
- * For each outcome of one delivery, in order, whether its transient failure is not the record's own: the record
- * was never sent (an earlier call failed as a whole, the token or CSRF fetch failed, the downstream could not be
- * tried), or its call failed as a whole for several records (the adapters give every record of such a call the
- * same outcome object). A record alone in a call that failed cannot be told from a record that makes its call
- * fail: that failure is its own.
+ * Whether a record's transient failure is not its own: its call never reached the downstream (a token or CSRF fetch
+ * failed, the downstream could not be tried), or the call failed as a whole (the adapter says so: `wholeCall`)
+ * while it carried other records too. A record alone in a call that reached the downstream and failed cannot be told
+ * from a record that makes its call fail: that failure is its own.
  *
  * @example
- * const down = { kind: 'transient', error: 'HTTP 503', reachedDownstream: true } as const;
- * notOwnFailures([down, down, { kind: 'transient', error: 'UNABLE_TO_LOCK_ROW', reachedDownstream: true }]);
- * // [true, true, false]
+ * const down = { kind: 'transient', error: 'HTTP 503', reachedDownstream: true, wholeCall: true } as const;
+ * notOwnFailure(down, 3); // true
+ * notOwnFailure(down, 1); // false
  */
-export const notOwnFailures = (outcomes: readonly DeliveryOutcome[]): boolean[] => {
-  const sharedBy = new Map<DeliveryOutcome, number>();
-  for (const outcome of outcomes) sharedBy.set(outcome, (sharedBy.get(outcome) ?? 0) + 1);
-  return outcomes.map(
-    (outcome) =>
-      outcome.kind === 'transient' &&
-      (!outcome.reachedDownstream || outcome.notSent === true || (sharedBy.get(outcome) ?? 0) > 1),
-  );
-};
+export const notOwnFailure = (outcome: DeliveryOutcome, carried: number): boolean =>
+  outcome.kind === 'transient' && (!outcome.reachedDownstream || (outcome.wholeCall === true && carried > 1));
 
-/** Every message of a held downstream goes back unclaimed, hidden until about the next probe. */
+/** A held downstream's wait, as the outcome writes take it. */
+const heldState = (permit: Extract<DeliveryPermit, { deliver: false }>): HoldState => ({
+  held: true,
+  heldSince: permit.heldSince,
+  reason: permit.reason,
+  nextProbeAt: permit.until,
+});
+
+/** The wait a held downstream's state means, as a permit refused. */
+const waitingOn = (
+  hold: HoldState,
+  now: Date,
+  probeSeconds: number,
+): Extract<DeliveryPermit, { deliver: false }> => ({
+  deliver: false,
+  heldSince: hold.heldSince ?? now.toISOString(),
+  until: hold.nextProbeAt ?? dueAfter(now, probeSeconds),
+  reason: hold.reason ?? 'outage',
+});
+
+/** Messages of a held downstream go back unclaimed, hidden until about the next probe; their tries untouched. */
 const holdBack = async (
   reads: readonly ReadMessage[],
   permit: Extract<DeliveryPermit, { deliver: false }>,
@@ -92,77 +107,86 @@ const holdBack = async (
   );
 };
 
-/**
- * The records one call to the downstream carries (SAP: ERP_BATCH_SIZE; Salesforce: a Collections call's 200). A
- * probe is one call (CONTRACT 3): the rest of its batch waits as held messages do. Settings that cannot be read
- * give the default; the delivery itself then reports them.
- */
-const oneCallSize = (downstream: 'erp' | 'crm'): number => {
-  if (downstream === 'crm') return MAX_COLLECTION_SIZE;
-  try {
-    return erpConfigFromEnv().batchSize ?? DEFAULT_ERP_BATCH_SIZE;
-  } catch {
-    return DEFAULT_ERP_BATCH_SIZE;
-  }
+/** Messages whose calls were not made (an earlier call failed whole) go back unclaimed after the first backoff. */
+const handBack = async (
+  reads: readonly ReadMessage[],
+  downstream: 'erp' | 'crm',
+  batch: BatchContext,
+): Promise<MessageResult[]> => {
+  const delaySeconds = retryDelaySeconds(1, batch.settings.retryBaseSeconds);
+  const hidden = await settleBounded(reads, BATCH_CONCURRENCY, (read) =>
+    changeVisibility(read, delaySeconds),
+  );
+  batch.log.info('an earlier call failed whole: messages wait unclaimed', {
+    downstream,
+    messages: reads.length,
+    delaySeconds,
+  });
+  return hidden.map((result) =>
+    result.ok ? { ok: false, error: new DeliveryRetryLater(0, delaySeconds) } : result,
+  );
 };
 
-/** One downstream's messages of the batch: one hold check, then call by call the claims, the call, the outcomes. */
+/** What one batch's delivery to one downstream shares between its calls. */
+interface Delivery {
+  downstream: 'erp' | 'crm';
+  caller: DownstreamCaller;
+  batch: BatchContext;
+  probeSeconds: number;
+  clock: () => Date;
+}
+
+/**
+ * One downstream's messages of the batch, call by call: before each call the hold is asked (the first from this
+ * instance's short cache, every later one read fresh, so a hold this batch's own call or another instance opened
+ * stops it); held: the rest go back unclaimed; a due probe: this call is it. After a call that failed whole the
+ * later calls are not made, their messages handed back unclaimed.
+ */
 const deliverToOneDownstream = async (
   reads: readonly ReadMessage[],
   downstream: 'erp' | 'crm',
   batch: BatchContext,
-  granted?: DeliveryPermit,
 ): Promise<MessageResult[]> => {
   const clock = () => batch.now?.() ?? new Date();
   const holds = batch.holds ?? downstreamHolds();
   const { probeSeconds } = batch.outage ?? outageSettings();
-  const claimedAt = clock();
-  // A probe's one call, split off below, comes with the permit it was granted (never asked twice).
-  const permit = granted ?? (await holds.mayDeliver(downstream, claimedAt));
-  if (!permit.deliver) return holdBack(reads, permit, downstream, batch, claimedAt, probeSeconds);
-  const callSize = oneCallSize(downstream);
-  if (permit.probe && reads.length > callSize) {
-    // The probe's one call; the others wait for the next probe (or the close), unclaimed.
-    const hold = await holds.holdState(downstream, { now: claimedAt });
-    const heldSince = hold.heldSince ?? claimedAt.toISOString();
-    const waiting = {
-      deliver: false as const,
-      heldSince,
-      until: hold.nextProbeAt ?? dueAfter(claimedAt, probeSeconds),
-      reason: hold.reason ?? 'outage',
-    };
-    const [probed, waited] = await Promise.all([
-      deliverToOneDownstream(reads.slice(0, callSize), downstream, batch, permit),
-      holdBack(reads.slice(callSize), waiting, downstream, batch, claimedAt, probeSeconds),
-    ]);
-    return [...probed, ...waited];
-  }
-
-  const leaseUntil = dueAfter(claimedAt, batch.settings.leaseSeconds);
+  const caller = await downstreamCaller(downstream).catch(unreachableCaller);
+  const delivery: Delivery = { downstream, caller, batch, probeSeconds, clock };
   const results: MessageResult[] = reads.map(() => ok);
-  // One call at a time, in the batch's order: each call's records are claimed just before it and their outcomes
-  // recorded while the next call goes out, so the first records of a batch (a quiet client's: the fair queue puts
-  // them first) are delivered after one call, not after the batch's last. After a call that failed as a whole,
-  // the later records are not sent (lib/downstream/inChunks.ts).
-  let earlierFailure: DeliveryOutcome | undefined;
+  const place = (from: number, settled: readonly MessageResult[]) =>
+    settled.forEach((result, position) => {
+      results[from + position] = result;
+    });
+  // Each call's outcomes are recorded while the next call goes out, so the first records of a batch (a quiet
+  // client's: the fair queue puts them first) are delivered after one call, not after the batch's last.
   const recorded: Promise<void>[] = [];
   try {
-    for (let start = 0; start < reads.length; start += callSize) {
-      const part = await deliverOneCall(reads.slice(start, start + callSize), downstream, batch, {
-        permit,
-        claimedAt,
-        leaseUntil,
-        probeSeconds,
-        earlierFailure,
-      });
-      earlierFailure ??= part.failedWhole;
-      recorded.push(
-        part.results.then((settled) =>
-          settled.forEach((result, position) => {
-            results[start + position] = result;
-          }),
-        ),
-      );
+    let start = 0;
+    while (start < reads.length) {
+      const at = clock();
+      const permit = await holds.mayDeliver(downstream, at, { fresh: start > 0 });
+      if (!permit.deliver) {
+        place(start, await holdBack(reads.slice(start), permit, downstream, batch, at, probeSeconds));
+        break;
+      }
+      const from = start;
+      const part = reads.slice(start, start + caller.callSize);
+      start += part.length;
+      const sent = await deliverPart(part, delivery, permit, at);
+      recorded.push(sent.results.then((settled) => place(from, settled)));
+      if (sent.failedWhole && start < reads.length) {
+        // Held now (by this call or another instance): the rest wait as held messages do; else after a backoff.
+        const now = clock();
+        const hold = await holds.holdState(downstream, { fresh: true, now });
+        const rest = reads.slice(start);
+        place(
+          start,
+          hold.held
+            ? await holdBack(rest, waitingOn(hold, now, probeSeconds), downstream, batch, now, probeSeconds)
+            : await handBack(rest, downstream, batch),
+        );
+        break;
+      }
     }
   } finally {
     // Outcomes already under way are recorded whatever stopped the batch.
@@ -173,82 +197,133 @@ const deliverToOneDownstream = async (
 };
 
 /**
- * One call of a batch: its records claimed (the lease, which counts the try), one call to the downstream (or, after
- * an earlier call failed whole, none: `notSent`), the call's outcomes counted in the hold; resolves once that is
- * done, with `results` still recording each record's outcome and its event (lib/delivery/recordOutcome.ts).
+ * One slice of the batch (at most one call's worth): its records claimed (the lease, which counts the try), then
+ * its calls: a call of its own for each record whose whole-call give-backs are spent (so what fails then is its
+ * own), and one call for the others; the hold asked again (fresh) before every call after the first. Resolves once
+ * the calls are made and counted, with `results` still recording each record's outcome and its event.
  */
-const deliverOneCall = async (
+const deliverPart = async (
   reads: readonly ReadMessage[],
-  downstream: 'erp' | 'crm',
-  batch: BatchContext,
-  call: {
-    permit: Extract<DeliveryPermit, { deliver: true }>;
-    claimedAt: Date;
-    leaseUntil: string;
-    probeSeconds: number;
-    earlierFailure?: DeliveryOutcome;
-  },
-): Promise<{ results: Promise<MessageResult[]>; failedWhole?: DeliveryOutcome }> => {
-  const clock = () => batch.now?.() ?? new Date();
+  delivery: Delivery,
+  permit: Extract<DeliveryPermit, { deliver: true }>,
+  claimedAt: Date,
+): Promise<{ results: Promise<MessageResult[]>; failedWhole: boolean }> => {
+  const { downstream, batch } = delivery;
   const holds = batch.holds ?? downstreamHolds();
+  const leaseUntil = dueAfter(claimedAt, batch.settings.leaseSeconds);
   const claims = await settleBounded(reads, BATCH_CONCURRENCY, (read) =>
-    claimMessage(read, downstream, batch, call.claimedAt, call.leaseUntil),
+    claimMessage(read, downstream, batch, claimedAt, leaseUntil),
   );
   const results: MessageResult[] = claims.map((claim) => (claim.ok ? ok : claim));
   const claimed: { claim: ClaimedMessage; index: number }[] = [];
   claims.forEach((claim, index) => {
     if (claim.ok && claim.value) claimed.push({ claim: claim.value, index });
   });
-  if (claimed.length === 0) return { results: Promise.resolve(results) };
+  if (claimed.length === 0) return { results: Promise.resolve(results), failedWhole: false };
 
-  const notSent = call.earlierFailure && notSentAfter(call.earlierFailure);
-  // One batched call (or the single call for a lone record) for the claimed records of this part.
-  const delivery: DownstreamDelivery = notSent
-    ? { outcomes: new Map(claimed.map(({ claim }) => [claim.status.id, notSent])) }
-    : await deliverAllToDownstream(
-        downstream,
-        claimed.map(({ claim }) => claim.status),
-      ).catch((error: unknown) => {
-        const outcome = unreachable(error);
-        return { outcomes: new Map(claimed.map(({ claim }) => [claim.status.id, outcome])) };
-      });
-  const at = clock();
-  const outcomeOf = (id: string) => delivery.outcomes.get(id) ?? undecided;
-  const ids = claimed.map(({ claim }) => claim.status.id);
-  const reached = ids.some((id) => outcomeOf(id).reachedDownstream);
-  const noted = notedOutcomesOf(ids, new Map(ids.map((id) => [id, outcomeOf(id)])), {
-    probe: call.permit.probe,
-    // A usage the adapter remembers from an earlier answer says nothing about this call.
-    ...(reached && delivery.apiUsage ? { apiUsage: delivery.apiUsage } : {}),
-  });
-  const hold = await noteDelivery(holds, downstream, noted, { probe: call.permit.probe, at, log: batch.log });
+  const hold = await holds.holdState(downstream, { now: claimedAt });
+  const spent = (entry: { claim: ClaimedMessage }) =>
+    callFailuresSince(entry.claim.status, hold) >= batch.settings.maxAttempts;
+  const together = claimed.filter((entry) => !spent(entry));
+  const calls = [...claimed.filter(spent).map((entry) => [entry]), ...(together.length ? [together] : [])];
 
-  const notOwn = notOwnFailures(ids.map(outcomeOf));
-  const written = settleBounded(claimed, BATCH_CONCURRENCY, ({ claim }, position) =>
-    recordOutcome(claim, outcomeOf(claim.status.id), downstream, batch, {
-      at,
-      hold,
-      probeSeconds: call.probeSeconds,
-      notOwnFailure: notOwn[position],
+  const written: Promise<void>[] = [];
+  let failedWhole = false;
+  let callPermit: DeliveryPermit = permit;
+  for (const [position, call] of calls.entries()) {
+    const at = delivery.clock();
+    if (position > 0 && !failedWhole) callPermit = await holds.mayDeliver(downstream, at, { fresh: true });
+    if (!callPermit.deliver || failedWhole) {
+      // Claimed but not sent: each gets its try back (held: hidden until about the next probe).
+      const unsent = calls.slice(position).flat();
+      const context = {
+        at,
+        hold: callPermit.deliver ? { held: false } : heldState(callPermit),
+        probeSeconds: delivery.probeSeconds,
+        notSent: true,
+      };
+      const error = callPermit.deliver
+        ? 'not sent: an earlier call of this delivery failed whole'
+        : 'not sent: the downstream is held';
+      written.push(
+        recordAll(
+          unsent,
+          () => ({ kind: 'transient', error, reachedDownstream: false }),
+          delivery,
+          context,
+          results,
+        ),
+      );
+      break;
+    }
+    const made = await makeCall(call, delivery, callPermit, at);
+    failedWhole = made.failedWhole !== undefined;
+    written.push(
+      recordAll(call, (id) => made.outcomes.get(id) ?? undecided, delivery, made.context, results),
+    );
+  }
+  return { results: Promise.all(written).then(() => results), failedWhole };
+};
+
+/** One call to the downstream for claimed records, counted in the hold. */
+const makeCall = async (
+  call: readonly { claim: ClaimedMessage }[],
+  delivery: Delivery,
+  permit: Extract<DeliveryPermit, { deliver: true }>,
+  at: Date,
+): Promise<CallOutcome & { context: OutcomeContext & { carried: number } }> => {
+  const { downstream, caller, batch } = delivery;
+  const holds = batch.holds ?? downstreamHolds();
+  const ids = call.map(({ claim }) => claim.status.id);
+  const outcome = await caller.call(call.map(({ claim }) => claim.status)).catch((error: unknown) =>
+    wholeCallFailure(ids, {
+      kind: 'transient',
+      error: `not attempted: ${messageOf(error)}`,
+      reachedDownstream: false,
     }),
-  ).then((settled) => {
-    settled.forEach((result, position) => {
-      results[claimed[position].index] = result;
-    });
-    return results;
+  );
+  const answeredAt = delivery.clock();
+  const noted = notedOutcomesOf(ids, outcome.outcomes, {
+    probe: permit.probe,
+    ...(outcome.apiUsage ? { apiUsage: outcome.apiUsage } : {}),
   });
-  // A failure of the whole call stops the batch's later calls; a lone record's own failure does not.
-  const failure = notSent ? undefined : failedWhole(delivery.outcomes);
-  const stops = failure && (!failure.reachedDownstream || claimed.length > 1);
-  return { results: written, ...(stops ? { failedWhole: failure } : {}) };
+  const hold = await noteDelivery(holds, downstream, noted, {
+    probe: permit.probe,
+    at: answeredAt,
+    log: batch.log,
+  });
+  return {
+    ...outcome,
+    context: { at: answeredAt, hold, probeSeconds: delivery.probeSeconds, carried: ids.length },
+  };
+};
+
+/** Records the outcome of each of `call`'s records into `results` (at the record's place in the slice). */
+const recordAll = async (
+  call: readonly { claim: ClaimedMessage; index: number }[],
+  outcomeOf: (id: string) => DeliveryOutcome,
+  delivery: Delivery,
+  context: OutcomeContext & { carried?: number },
+  results: MessageResult[],
+): Promise<void> => {
+  const settled = await settleBounded(call, BATCH_CONCURRENCY, ({ claim }) => {
+    const outcome = outcomeOf(claim.status.id);
+    return recordOutcome(claim, outcome, delivery.downstream, delivery.batch, {
+      ...context,
+      notOwnFailure: notOwnFailure(outcome, context.carried ?? call.length),
+    });
+  });
+  settled.forEach((result, position) => {
+    results[call[position].index] = result;
+  });
 };
 
 /**
- * Delivers the records an SQS batch names (CONTRACT section 3): every message is read, the downstream's hold is
- * asked once (held: every message goes back unclaimed and hidden, nothing reaches the downstream; a due probe:
- * this batch is it), then one batched call at a time (SAP `$batch` of ERP_BATCH_SIZE, Salesforce Collections of
- * 200; a lone record by the single call): its records are claimed (the lease, which counts the try), the call is
- * made, its outcomes are counted in the hold (a whole-call failure once), and each record's outcome is recorded
+ * Delivers the records an SQS batch names (CONTRACT section 3): every message is read, then one call at a time
+ * (SAP `$batch` of ERP_BATCH_SIZE, Salesforce Collections of 200; a lone record by the single call), the
+ * downstream's hold asked before each (held: the rest go back unclaimed and hidden, nothing more reaches the
+ * downstream; a due probe: that call is it): its records are claimed (the lease, which counts the try), the call is
+ * made, its outcomes are counted in the hold (lib/delivery/holdOutcomes.ts), and each record's outcome is recorded
  * and its event published as a single delivery's would be (lib/delivery/recordOutcome.ts).
  *
  * @returns one result per message, in order: done, or failed with the reason SQS keeps it (its visibility set).

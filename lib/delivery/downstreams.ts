@@ -1,19 +1,36 @@
-import type { ApiUsage } from '../downstream/crm/index.ts';
 import { type CrmClient, createCrmClient, crmConfigFromEnv } from '../downstream/crm/index.ts';
 import { createErpClient, type ErpClient, erpConfigFromEnv } from '../downstream/erp/index.ts';
-import type { BatchDelivery, DeliveryOutcome } from '../downstream/types.ts';
+import type { CallOutcome } from '../downstream/types.ts';
 import type { StatusRecord } from '../records/types.ts';
 import { environment, resetSettings } from '../settings/environment.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { readSecrets } from './secrets.ts';
+
+/** A stored record as a call carries it: its id (RegistrationId, CrmId) and the normalised record. */
+export type StoredRecord = Pick<StatusRecord, 'id' | 'record'>;
+
+/**
+ * A downstream as the worker drives it (the one seam between delivery and the adapters): how many records one call
+ * carries, and one call. The worker slices a batch into calls and asks the hold before each.
+ */
+export interface DownstreamCaller {
+  /** The records one call carries at most: ERP_BATCH_SIZE for SAP, a Collections call's 200 for Salesforce. */
+  readonly callSize: number;
+  /**
+   * One call for up to `callSize` stored records (a lone one by the single call); never throws per record.
+   *
+   * @throws RangeError for more than `callSize` distinct records.
+   */
+  call(stored: readonly StoredRecord[]): Promise<CallOutcome>;
+}
 
 /*
  * One client per downstream per container: they keep the CSRF token and cookies (SAP) and the OAuth token
  * (Salesforce) across invocations, so a warm worker fetches neither again. A client is replaced when its
  * secret changes (rotation).
  */
-let erp: { client: ErpClient; secret: string } | undefined;
-let crm: { client: CrmClient; secret: string } | undefined;
+let erp: { caller: DownstreamCaller; secret: string } | undefined;
+let crm: { caller: DownstreamCaller; secret: string } | undefined;
 
 /** Forgets the cached clients (their tokens) and the settings read; for tests that change settings. */
 export const resetDownstreamClients = (): void => {
@@ -26,61 +43,43 @@ export const resetDownstreamClients = (): void => {
 export const downstreamOf = (kind: RecordKind): 'erp' | 'crm' =>
   kind === 'salesRegistration' ? 'erp' : 'crm';
 
-// The configuration is read only when a client is (re)built, not per delivery: copying the environment is slow.
-const erpClient = async (): Promise<ErpClient> => {
-  const { ERP_PASSWORD: secret = '' } = await readSecrets(['ERP_PASSWORD']);
-  if (erp?.secret !== secret) {
-    erp = { client: createErpClient(erpConfigFromEnv({ ...environment(), ERP_PASSWORD: secret })), secret };
-  }
-  return erp.client;
-};
+const erpCaller = (client: ErpClient): DownstreamCaller => ({
+  callSize: client.callSize,
+  call: (stored) =>
+    client.deliverSalesRegistrations(
+      stored.map(({ id, record }) => ({ id, record: record as SalesRegistration })),
+    ),
+});
 
-const crmClient = async (): Promise<CrmClient> => {
+const crmCaller = (client: CrmClient): DownstreamCaller => ({
+  callSize: client.callSize,
+  call: (stored) =>
+    client.upsertCases(stored.map(({ id, record }) => ({ id, record: record as CaseRecord }))),
+});
+
+/**
+ * The downstream a kind of record goes to, built once per container from ONE read of its configuration, the secret
+ * included (on AWS the secret comes from Parameter Store: lib/delivery/secrets.ts); rebuilt when the secret changes.
+ * A setting that cannot be read is an error naming it (ErpConfigError, CrmConfigError), never a silent default: the
+ * worker then records the records' calls as not attempted, naming the setting.
+ *
+ * @example
+ * const sap = await downstreamCaller('erp');
+ * const { outcomes, failedWhole } = await sap.call(claimed.slice(0, sap.callSize));
+ */
+export const downstreamCaller = async (downstream: 'erp' | 'crm'): Promise<DownstreamCaller> => {
+  if (downstream === 'erp') {
+    const { ERP_PASSWORD: secret = '' } = await readSecrets(['ERP_PASSWORD']);
+    if (erp?.secret !== secret) {
+      const config = erpConfigFromEnv({ ...environment(), ERP_PASSWORD: secret });
+      erp = { caller: erpCaller(createErpClient(config)), secret };
+    }
+    return erp.caller;
+  }
   const { CRM_CLIENT_SECRET: secret = '' } = await readSecrets(['CRM_CLIENT_SECRET']);
   if (crm?.secret !== secret) {
-    crm = {
-      client: createCrmClient(crmConfigFromEnv({ ...environment(), CRM_CLIENT_SECRET: secret })),
-      secret,
-    };
+    const config = crmConfigFromEnv({ ...environment(), CRM_CLIENT_SECRET: secret });
+    crm = { caller: crmCaller(createCrmClient(config)), secret };
   }
-  return crm.client;
+  return crm.caller;
 };
-
-/**
- * Delivers one stored record (the status record the worker claimed, never a message's body) to its downstream: a
- * sales registration to SAP (with its id as `RegistrationId`), a case to Salesforce (upserted under its id, the
- * CrmId).
- *
- * @example
- * const outcome = await deliverToDownstream(claim.claimed);
- */
-export const deliverToDownstream = async (
-  stored: Pick<StatusRecord, 'id' | 'kind' | 'record'>,
-): Promise<DeliveryOutcome> =>
-  stored.kind === 'salesRegistration'
-    ? (await erpClient()).deliverSalesRegistration(stored.record as SalesRegistration, stored.id)
-    : (await crmClient()).upsertCase(stored.record as CaseRecord, stored.id);
-
-/** A batched delivery's outcomes, with the Salesforce API usage its answers reported (CRM only). */
-export interface DownstreamDelivery extends BatchDelivery {
-  apiUsage?: ApiUsage;
-}
-
-/**
- * Delivers every claimed record of one downstream in as few calls as its protocol allows: SAP `$batch` calls of
- * up to ERP_BATCH_SIZE, Salesforce Collections calls of up to 200; a lone record goes by the single call. One
- * outcome per record id, each decided as a single call would decide it; a failure of a whole call is one outcome
- * object shared by every record of that call (the worker counts it once for the hold).
- *
- * @example
- * const { outcomes, apiUsage } = await deliverAllToDownstream('crm', claimedRecords);
- */
-export const deliverAllToDownstream = async (
-  downstream: 'erp' | 'crm',
-  stored: readonly Pick<StatusRecord, 'id' | 'kind' | 'record'>[],
-): Promise<DownstreamDelivery> =>
-  downstream === 'erp'
-    ? (await erpClient()).deliverSalesRegistrations(
-        stored.map(({ id, record }) => ({ id, record: record as SalesRegistration })),
-      )
-    : (await crmClient()).upsertCases(stored.map(({ id, record }) => ({ id, record: record as CaseRecord })));

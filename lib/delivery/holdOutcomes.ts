@@ -5,35 +5,33 @@ import type { DownstreamHolds } from '../outage/hold.ts';
 import type { ApiUsage, Downstream, HoldState, NotedOutcome } from '../outage/types.ts';
 
 /**
- * What the hold learns from one batched delivery: one outcome per record the downstream decided, and ONE for a
- * failure of a whole call (the adapters give every record of a failed call the same outcome object), so that one
- * failed call of 50 records counts as one failure, not fifty that would open the hold at once. Failures that never
- * reached the downstream count too: while SAP is down, its CSRF fetch fails. Every event carries the call's API
- * usage (Salesforce), so an allowance nearly spent holds the CRM and a probe showing it below the share frees it.
+ * What the hold learns from one call: a call in which any part was answered (delivered, or refused for its content)
+ * shows that the downstream is up, so only its answered parts are noted (they end a failure streak and never open an
+ * `outage` hold; its transient parts are those records' own failures, which spend their own tries). A call with no
+ * part answered (it failed whole, or every part was transient) is one failure per record it carried: the failures in
+ * a row count whatever the records, so an outage at a quiet hour is held like any other. Failures that never reached
+ * the downstream count too: while SAP is down, its CSRF fetch fails. Every event carries the call's API usage
+ * (Salesforce), so an allowance nearly spent holds the CRM and a probe showing it below the share frees it. The
+ * order of the parts never matters.
  *
  * @example
- * notedOutcomesOf(['r1', 'r2'], outcomes, { probe: false }) // [{ recordId: 'r1', kind: 'transient', probe: false }]
+ * notedOutcomesOf(['r1', 'r2'], outcomes, { probe: false }) // [{ recordId: 'r1', kind: 'delivered', probe: false }]
  */
 export const notedOutcomesOf = (
   ids: readonly string[],
   outcomes: ReadonlyMap<string, DeliveryOutcome>,
   call: { probe: boolean; apiUsage?: ApiUsage },
 ): NotedOutcome[] => {
-  const counted = new Set<DeliveryOutcome>();
-  const noted: NotedOutcome[] = [];
-  for (const id of ids) {
+  const parts = ids.flatMap((id) => {
     const outcome = outcomes.get(id);
-    // A record not sent (an earlier call of the delivery failed whole) says nothing of the downstream.
-    if (!outcome || counted.has(outcome) || (outcome.kind === 'transient' && outcome.notSent)) continue;
-    counted.add(outcome);
-    noted.push({
-      recordId: id,
-      kind: outcome.kind,
-      probe: call.probe,
-      ...(call.apiUsage ? { apiUsage: call.apiUsage } : {}),
-    });
-  }
-  return noted;
+    return outcome ? [{ recordId: id, kind: outcome.kind }] : [];
+  });
+  const answered = parts.filter(({ kind }) => kind !== 'transient');
+  return (answered.length > 0 ? answered : parts).map((part) => ({
+    ...part,
+    probe: call.probe,
+    ...(call.apiUsage ? { apiUsage: call.apiUsage } : {}),
+  }));
 };
 
 /**

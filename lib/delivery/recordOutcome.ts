@@ -18,11 +18,33 @@ export interface OutcomeContext {
   hold: HoldState;
   probeSeconds: number;
   /**
-   * The transient failure is not the record's own: its call failed as a whole for several records, or it was never
-   * sent (see `notOwnFailure` in lib/delivery/deliverBatch.ts).
+   * The transient failure is not the record's own: its call failed as a whole for several records, or never reached
+   * the downstream (see `notOwnFailure` in lib/delivery/deliverBatch.ts).
    */
   notOwnFailure?: boolean;
+  /**
+   * The record was claimed but its call was never made (the hold opened, or an earlier call of the batch failed
+   * whole, before its turn): the try is given back, uncounted anywhere.
+   */
+  notSent?: boolean;
 }
+
+/**
+ * The record's whole-call give-backs that still count: those since its downstream's last hold closed (an outage
+ * that ended says nothing of the next one).
+ *
+ * @example
+ * callFailuresSince({ callFailures: 3, callFailedAt: '2026-11-27T03:00:00Z' }, { held: false, closedAt: '2026-11-27T04:00:00Z' }) // 0
+ */
+export const callFailuresSince = (
+  status: Pick<ClaimedMessage['status'], 'callFailures' | 'callFailedAt'>,
+  hold: HoldState,
+): number => {
+  const counted = status.callFailures ?? 0;
+  const closedAt = hold.closedAt;
+  // A count written before stamps existed has no date: it stands.
+  return closedAt && status.callFailedAt && status.callFailedAt < closedAt ? 0 : counted;
+};
 
 /**
  * Records one claimed record's outcome, as a single call's would be, and publishes its state change at once
@@ -86,18 +108,32 @@ export const recordOutcome = async (
     log.info('downstream held: try given back, message waits', { ...keys, heldSince, delaySeconds });
     throw new DeliveryHeld(heldSince, delaySeconds);
   }
-  const callFailures = status.callFailures ?? 0;
+  if (context.notSent) {
+    // Never sent: nothing was tried, so nothing is counted; it comes back after the first backoff.
+    const delaySeconds = retryDelaySeconds(1, settings.retryBaseSeconds);
+    await record({
+      status: 'accepted',
+      error: outcome.error,
+      dueAt: dueAfter(at, delaySeconds + reconcileAfterSeconds),
+      returnTry: true,
+    });
+    await changeVisibility(claimed, delaySeconds);
+    log.info('not sent: try given back, retry later', { ...keys, delaySeconds });
+    throw new DeliveryRetryLater(attempt, delaySeconds);
+  }
+  const callFailures = callFailuresSince(status, hold);
   if (context.notOwnFailure && callFailures < settings.maxAttempts) {
     // "A record's attempts are for its own faults" (CONTRACT section 3): a call that failed for every record in it
-    // says nothing of this one. Such give-backs have a budget of their own, so a record that makes every call it
-    // is in fail still ends `failed`.
+    // says nothing of this one. Such give-backs have a budget of their own; past it the record goes in a call of its
+    // own (lib/delivery/deliverBatch.ts), so a record that makes every call it is in fail still ends `failed`, and
+    // none ends `failed` through calls that failed whole.
     const delaySeconds = retryDelaySeconds(callFailures + 1, settings.retryBaseSeconds);
     await record({
       status: 'accepted',
       error: outcome.error,
       dueAt: dueAfter(at, delaySeconds + reconcileAfterSeconds),
       returnTry: true,
-      callFailure: true,
+      callFailures: callFailures + 1,
     });
     await changeVisibility(claimed, delaySeconds);
     tally.add('retried', downstream);

@@ -14,8 +14,12 @@ import type {
 
 /** One worker instance's view of the downstreams' holds (see {@link createDownstreamHolds}). */
 export interface DownstreamHolds {
-  /** Whether a delivery call may go out now: yes, yes as the period's one probe, or wait until a time. */
-  mayDeliver(downstream: Downstream, now: Date): Promise<DeliveryPermit>;
+  /**
+   * Whether a delivery call may go out now: yes, yes as the period's one probe, or wait until a time. `fresh`: read
+   * the hold now rather than trust this instance's cache (before each later call of a batch, so a hold another
+   * instance opened meanwhile stops it).
+   */
+  mayDeliver(downstream: Downstream, now: Date, options?: { fresh?: boolean }): Promise<DeliveryPermit>;
   /** Claims the one probe of the current period; true for exactly one caller among all instances. */
   claimProbe(downstream: Downstream, now: Date): Promise<boolean>;
   /** Counts one delivery call's outcome; returns the hold's opening or closing when it caused one. */
@@ -38,7 +42,7 @@ export interface DownstreamHolds {
 const stateOf = (hold: HoldRecord): HoldState =>
   hold.held
     ? { held: true, heldSince: hold.heldSince, reason: hold.reason, nextProbeAt: hold.probeAt }
-    : { held: false };
+    : { held: false, ...(hold.closedAt ? { closedAt: hold.closedAt } : {}) };
 
 /**
  * The downstream holds of CONTRACT section 3 ("Outages: waited out, not failed") for one worker instance: the
@@ -115,8 +119,8 @@ export const createDownstreamHolds = (settings: OutageSettings = outageSettings(
   });
 
   return {
-    async mayDeliver(downstream, now) {
-      const { hold } = await known(downstream, now);
+    async mayDeliver(downstream, now, options = {}) {
+      const { hold } = options.fresh ? { hold: await fresh(downstream, now) } : await known(downstream, now);
       if (!hold.held) return { deliver: true, probe: false };
       // Not due by what this instance knows: wait, without a write.
       if (hold.probeAt && Date.parse(hold.probeAt) > now.getTime()) return waitFor(hold);
@@ -160,5 +164,8 @@ export const holdStates = async (
   options: { reader?: TableReader } = {},
 ): Promise<Record<Downstream, HoldState>> => {
   const { erp, crm } = await readHolds(options.reader);
-  return { erp: stateOf(erp), crm: stateOf(crm) };
+  // What operators and the metric see: whether held, and since when; the last close matters to the workers only.
+  const { closedAt: _erpClosed, ...erpState } = stateOf(erp);
+  const { closedAt: _crmClosed, ...crmState } = stateOf(crm);
+  return { erp: erpState, crm: crmState };
 };

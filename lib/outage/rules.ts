@@ -19,7 +19,6 @@ export const openingHold = (downstream: Downstream): HoldRecord => ({
   downstream,
   held: false,
   failures: 0,
-  severalRecords: false,
   version: 0,
 });
 
@@ -28,14 +27,18 @@ const isHigh = (usage: ApiUsage | undefined, share: number): boolean | undefined
 
 const later = (at: Date, seconds: number) => new Date(at.getTime() + seconds * 1000).toISOString();
 
-const noStreak = { failures: 0, firstFailedRecord: undefined, severalRecords: false } as const;
+// `firstFailedRecord` and `severalRecords` were the streak's two-records rule; items written before it went keep them
+// until their next write.
+const noStreak = { failures: 0, firstFailedRecord: undefined, severalRecords: undefined } as const;
 
 /**
  * The hold's rules, without the store: what one event does to a downstream's hold at `now`.
  *
- * - Not held: a transient failure extends the streak; at `afterFailures` failures of at least two records it
- *   opens (`outage`). An answer (delivered, or refused for good: the downstream decided, so it is not down for
- *   everyone) ends the streak. An API usage at or above the share opens it (`api-usage`).
+ * - Not held: a transient failure extends the streak, whatever its record (a call that failed whole is one event per
+ *   record it carried: lib/delivery/holdOutcomes.ts); at `afterFailures` failures in a row it opens (`outage`), so
+ *   an outage at a quiet hour with one record waiting is held like any other. An answer (delivered, or refused for
+ *   good: the downstream decided, so it is not down for everyone) ends the streak. An API usage at or above the share
+ *   opens it (`api-usage`).
  * - Held: an answer closes it, unless it shows (or, for an `api-usage` hold, fails to show) usage below the share;
  *   a transient failure (a failed probe) changes nothing. The first probe is due one period after opening.
  *
@@ -92,14 +95,9 @@ export const holdAfter = (
   if (high) return open('api-usage');
   if (answered) return current.failures === 0 ? { next: current } : { next: changed(noStreak) };
   if (event.kind !== 'transient' || !event.recordId) return { next: current };
-  const first = current.firstFailedRecord ?? event.recordId;
-  const streak = {
-    failures: current.failures + 1,
-    firstFailedRecord: first,
-    severalRecords: current.severalRecords || first !== event.recordId,
-  };
-  if (streak.failures >= settings.afterFailures && streak.severalRecords) return open('outage');
-  return { next: changed(streak) };
+  const failures = current.failures + 1;
+  if (failures >= settings.afterFailures) return open('outage');
+  return { next: changed({ failures }) };
 };
 
 /**

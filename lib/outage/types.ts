@@ -29,10 +29,10 @@ export interface HoldRecord {
   probeAt?: string;
   /** Transient failures in a row, with no answer between them (0 while held). */
   failures: number;
-  /** The record id of the streak's first failure. */
+  /** Written by an older rule (a streak of two records at least); no longer read, removed at the next write. */
   firstFailedRecord?: string;
-  /** Whether the streak includes a record other than its first one (the two-records rule). */
-  severalRecords: boolean;
+  /** Written by an older rule; no longer read, removed at the next write. */
+  severalRecords?: boolean;
   /** Bumped by every write but a probe's claim: the condition of the next write (compare and set). */
   version: number;
   updatedAt?: string;
@@ -65,6 +65,8 @@ export type HoldTransition =
 /** What a worker, a status look-up or operations see of a hold. */
 export interface HoldState {
   held: boolean;
+  /** When the last hold closed (ISO), if one ever did: a record's whole-call give-backs count from then. */
+  closedAt?: string;
   heldSince?: string;
   reason?: HoldReason;
   /** While held: the next probe may start at or after this time (ISO). */

@@ -54,12 +54,14 @@ export interface StatusRecord {
    */
   tries?: number;
   /**
-   * Tries given back since acceptance or the last redrive because the failure was not the record's own: a call that
-   * failed as a whole for several records, or a record never sent (an earlier call of its delivery failed, the
-   * downstream's token or CSRF fetch failed). Bounded by DELIVERY_MAX_ATTEMPTS like `tries`, so a record that makes
-   * every call it is in fail still ends (absent: none).
+   * Tries given back because the failure was not the record's own: a call that failed as a whole for several records,
+   * or one that never reached the downstream (its token or CSRF fetch failed), counted since acceptance, the last
+   * redrive or its downstream's last hold closed, whichever is latest. At DELIVERY_MAX_ATTEMPTS the record goes to
+   * the downstream in a call of its own, so whatever fails then is its own (absent: none).
    */
   callFailures?: number;
+  /** When `callFailures` last grew (ISO): a count from before the downstream's last hold closed restarts. */
+  callFailedAt?: string;
   acceptedAt: string;
   updatedAt: string;
   /** The caller it belongs to (a client name); only that caller can look it up. */

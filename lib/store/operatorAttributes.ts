@@ -13,6 +13,7 @@ export const OPERATOR_ATTRIBUTES = [
   'attempts',
   'tries',
   'callFailures',
+  'callFailedAt',
   'acceptedAt',
   'updatedAt',
   'owner',

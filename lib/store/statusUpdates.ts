@@ -73,8 +73,11 @@ export interface AttemptOutcome {
    * probe, or a call under way when the hold opened): an outage spends no record's tries.
    */
   returnTry?: boolean;
-  /** With `returnTry`: the try is given back because its call failed for every record in it (`callFailures`). */
-  callFailure?: boolean;
+  /**
+   * With `returnTry`, when the try is given back because its call failed as a whole: the record's count of such
+   * give-backs since its downstream's last hold closed (`callFailures`, stamped `callFailedAt`).
+   */
+  callFailures?: number;
 }
 
 /** Unpublished events are published by the reconciler once they have waited this long (the worker tries at once). */
@@ -141,7 +144,12 @@ export const recordAttempt = async (
       // The lease condition below guarantees our claim's count is on the record.
       set.push('tries = tries - :one');
       values[':one'] = { N: '1' };
-      if (outcome.callFailure) set.push('callFailures = if_not_exists(callFailures, :zero) + :one');
+      if (outcome.callFailures !== undefined) {
+        // Absolute, not added: the count restarts after a hold closed (lib/delivery/recordOutcome.ts), and under
+        // the lease nobody else writes it.
+        set.push('callFailures = :callFailures', 'callFailedAt = :at');
+        values[':callFailures'] = { N: String(outcome.callFailures) };
+      }
     }
     if (outcome.dueAt) {
       set.push('dueAt = :due');
@@ -223,7 +231,7 @@ export const reopenFailedRecord = async (
       '#history = list_append(if_not_exists(#history, :empty), :step),',
       'pendingEvents = list_append(if_not_exists(pendingEvents, :empty), :event),',
       'eventSequence = :sequence, eventsKind = #kind, eventsDueAt = :eventsDue',
-      'REMOVE leaseUntil, purgeKind, purgeAt, expiresAt, callFailures',
+      'REMOVE leaseUntil, purgeKind, purgeAt, expiresAt, callFailures, callFailedAt',
     ].join(' '),
     ConditionExpression:
       '#status = :failed AND updatedAt = :seen AND attribute_not_exists(personalDataRemovedAt)',

@@ -125,23 +125,25 @@ describe('CRM Collections: per-record results', () => {
     expect(crm.latestApiUsage()).toEqual({ used: 1, allowed: 115_000 });
   });
 
-  it(`sends the largest batch, ${MAX_COLLECTION_SIZE} cases, per call: 450 cases cost 3 calls`, async () => {
+  it(`sends the largest call, ${MAX_COLLECTION_SIZE} cases, as one Collections call; more are refused`, async () => {
     // Prepare
     fixture = await startCrm({ timeoutMs: 10_000 });
     const { sf, crm } = fixture;
 
     // Act
-    const { outcomes, apiUsage } = await crm.upsertCases(cases(450));
+    const { outcomes, apiUsage } = await crm.upsertCases(cases(MAX_COLLECTION_SIZE));
+    const tooMany = crm.upsertCases(cases(MAX_COLLECTION_SIZE + 1));
 
-    // Assess
+    // Assess (the worker slices a batch into calls of callSize: tests/delivery/batching.test.ts)
+    await expect(tooMany).rejects.toThrow(RangeError);
     expect(new Set(Object.values(kinds(outcomes)))).toEqual(new Set(['delivered']));
-    expect(outcomes.size).toBe(450);
+    expect(outcomes.size).toBe(MAX_COLLECTION_SIZE);
     const calls = (await fetch(`${sf.url}/_sandbox/calls`).then((response) => response.json())) as {
       cases: number;
     }[];
-    expect(calls.map((call) => call.cases)).toEqual([200, 200, 50]);
-    expect(sf.cases).toHaveLength(450);
-    expect(apiUsage).toEqual({ used: 3, allowed: 115_000 });
+    expect(calls.map((call) => call.cases)).toEqual([200]);
+    expect(sf.cases).toHaveLength(MAX_COLLECTION_SIZE);
+    expect(apiUsage).toEqual({ used: 1, allowed: 115_000 });
   });
 
   it('reports the usage Salesforce states, used close to the allowance too', async () => {
@@ -216,6 +218,7 @@ describe('CRM Collections: failures of the whole call', () => {
         kind: 'transient',
         error: 'HTTP 401: INVALID_SESSION_ID again right after a new token was issued',
         reachedDownstream: true,
+        wholeCall: true,
       });
     }
   });

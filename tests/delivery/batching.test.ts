@@ -9,7 +9,7 @@ import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { notOwnFailures } from '../../lib/delivery/deliverBatch.ts';
+import { notOwnFailure } from '../../lib/delivery/deliverBatch.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { createDeliveryWorker } from '../../lib/delivery/worker.ts';
 import type { DeliveryOutcome } from '../../lib/downstream/types.ts';
@@ -74,14 +74,19 @@ beforeEach(async () => {
 });
 
 const T0 = new Date();
-/** Sets how many tries a record has already given back for failed calls. */
-const setCallFailures = (id: string, callFailures: number) =>
+/** A hold that never opens in these tests: what a failed call does to records, without a hold's part in it. */
+const NO_HOLD = { ...OUTAGE, afterFailures: 1000 };
+/** Sets how many tries a record has already given back for failed calls (the last at `at`, when given). */
+const setCallFailures = (id: string, callFailures: number, at?: Date) =>
   new DynamoDBClient(localClientConfig(aws.dynamoEndpoint)).send(
     new UpdateItemCommand({
       TableName: recordsTable(),
       Key: { pk: { S: id } },
-      UpdateExpression: 'SET callFailures = :n',
-      ExpressionAttributeValues: { ':n': { N: String(callFailures) } },
+      UpdateExpression: at ? 'SET callFailures = :n, callFailedAt = :at' : 'SET callFailures = :n',
+      ExpressionAttributeValues: {
+        ':n': { N: String(callFailures) },
+        ...(at ? { ':at': { S: at.toISOString() } } : {}),
+      },
     }),
   );
 const sapCallsSince = (from: number) => sapDeliveryCalls(sap.requests.slice(from), sap.servicePath);
@@ -144,8 +149,8 @@ describe('batched delivery', () => {
     }
   });
 
-  it('sends no later call of a batch once one has failed as a whole: those records give their try back, unsent', async () => {
-    // Prepare: twelve registrations, calls of five; the first call answers 503.
+  it('sends no later call of a batch once one has failed as a whole: those messages go back unclaimed, tries untouched', async () => {
+    // Prepare: twelve registrations, calls of five; the first call answers 503; a streak too short to hold.
     const ids = await acceptSales(12);
     const { records } = await receive(aws.sqs, salesQueue, 12);
     process.env.ERP_BATCH_SIZE = '5';
@@ -154,17 +159,82 @@ describe('batched delivery', () => {
     const from = sap.requests.length;
     try {
       // Act
-      const results = await deliverAt(records, createDownstreamHolds(OUTAGE), T0);
-      // Assess: one call; every record waits with its try given back, the unsent ones saying so.
+      const results = await deliverAt(records, createDownstreamHolds(NO_HOLD), T0);
+      // Assess: one call; its records give their try back; the later ones were never claimed.
       expect(sapCallsSince(from)).toEqual([{ kind: 'batch', status: 503, registrations: 5 }]);
       expect(results).toEqual(Array(12).fill('DeliveryRetryLater'));
       const stored = await Promise.all(records.map(async (record) => getStatusRecord(idOf(record))));
-      for (const record of stored) expect(record).toMatchObject({ status: 'accepted', tries: 0 });
-      expect(stored.slice(5).map((record) => record?.error)).toEqual(
-        Array(7).fill(expect.stringContaining('not sent: an earlier call of this delivery failed')),
-      );
-      expect(await readHold('erp')).toMatchObject({ failures: 1 });
+      for (const record of stored.slice(0, 5))
+        expect(record).toMatchObject({ status: 'accepted', tries: 0, callFailures: 1 });
+      for (const record of stored.slice(5)) {
+        expect(record).toMatchObject({ status: 'accepted', attempts: 0 });
+        expect(record?.tries ?? 0).toBe(0);
+        expect(record?.error).toBeUndefined();
+      }
+      // A whole call counts once per record it carried.
+      expect(await readHold('erp')).toMatchObject({ held: false, failures: 5 });
       expect(ids).toHaveLength(12);
+    } finally {
+      delete process.env.ERP_BATCH_SIZE;
+      resetDownstreamClients();
+    }
+  });
+
+  it('makes no further call once its own call opened the hold: the rest go back unclaimed, their tries untouched', async () => {
+    // Prepare: 15 registrations, calls of 5, OUTAGE_AFTER_FAILURES 3; SAP answers 202 with every change set 503.
+    await acceptSales(15);
+    const { records } = await receive(aws.sqs, salesQueue, 15);
+    process.env.ERP_BATCH_SIZE = '5';
+    resetDownstreamClients();
+    const unavailable = { status: 503, message: 'Service unavailable' };
+    sap.inject({
+      on: 'batch',
+      recordErrors: Object.fromEntries([0, 1, 2, 3, 4].map((part) => [part, unavailable])),
+    });
+    const from = sap.requests.length;
+    try {
+      // Act
+      const results = await deliverAt(records, createDownstreamHolds(OUTAGE), T0);
+      // Assess: one $batch reached SAP; the call that opened the hold spent no try, the rest were never claimed.
+      expect(sapCallsSince(from)).toEqual([{ kind: 'batch', status: 202, registrations: 5 }]);
+      expect(results).toEqual(Array(15).fill('DeliveryHeld'));
+      const stored = await Promise.all(records.map(async (record) => getStatusRecord(idOf(record))));
+      for (const record of stored) expect(record?.tries ?? 0).toBe(0);
+      for (const record of stored.slice(5)) expect(record?.attempts).toBe(0);
+      expect(await readHold('erp')).toMatchObject({ held: true, reason: 'outage' });
+    } finally {
+      delete process.env.ERP_BATCH_SIZE;
+      resetDownstreamClients();
+    }
+  });
+
+  it('makes no further call once another instance opened the hold while its batch was under way', async () => {
+    // Prepare: 10 registrations, calls of 5; the first call's answer is held back until another instance has
+    // opened the hold.
+    await acceptSales(10);
+    const { records } = await receive(aws.sqs, salesQueue, 10);
+    process.env.ERP_BATCH_SIZE = '5';
+    resetDownstreamClients();
+    const other = createDownstreamHolds(OUTAGE);
+    const mine = createDownstreamHolds({ ...OUTAGE, cacheSeconds: 60 });
+    await mine.mayDeliver('erp', T0); // this instance has read the hold: not held, cached for a minute
+    const from = sap.requests.length;
+    try {
+      // Act: the other instance counts three failures of its own records (the hold opens) before this batch's
+      // second call.
+      sap.inject({ on: 'batch', delayMs: 300 });
+      const delivering = deliverAt(records, mine, T0);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await other.noteOutcomes(
+        'erp',
+        ['x1', 'x2', 'x3'].map((recordId) => ({ recordId, kind: 'transient' as const })),
+        T0,
+      );
+      const results = await delivering;
+      // Assess: the first call went out and was delivered; the second was never made.
+      expect(sapCallsSince(from).map((call) => call.registrations)).toEqual([5]);
+      expect(results.slice(0, 5)).toEqual(Array(5).fill('done'));
+      expect(results.slice(5)).toEqual(Array(5).fill('DeliveryHeld'));
     } finally {
       delete process.env.ERP_BATCH_SIZE;
       resetDownstreamClients();
@@ -224,13 +294,13 @@ describe('batched delivery', () => {
       expect((await getStatusRecord(ids[index]))?.pendingEvents ?? []).toEqual([]);
   });
 
-  it('counts a whole-call 503 once for the hold, and against no record: each gives its try back', async () => {
+  it('counts a whole-call 503 once per record it carried, and against no record: each gives its try back', async () => {
     // Prepare
     const ids = await acceptCases(5);
     const { records } = await receive(aws.sqs, caseQueue, 5);
     salesforce.inject({ on: 'collections', status: 503 });
     // Act
-    const results = await deliverAt(records, createDownstreamHolds(OUTAGE), T0);
+    const results = await deliverAt(records, createDownstreamHolds(NO_HOLD), T0);
     // Assess
     expect(results).toEqual(Array(5).fill('DeliveryRetryLater'));
     for (const id of ids) {
@@ -241,21 +311,88 @@ describe('batched delivery', () => {
         error: expect.stringContaining('503'),
       });
     }
-    expect(await readHold('crm')).toMatchObject({ held: false, failures: 1 });
+    expect(await readHold('crm')).toMatchObject({ held: false, failures: 5 });
   });
 
-  it('spends the tries once the given-back ones are used up: a record that fails every call it is in still ends', async () => {
-    // Prepare: two cases that have already given back DELIVERY_MAX_ATTEMPTS (3) tries for failed calls.
-    const ids = await acceptCases(2);
-    const { records } = await receive(aws.sqs, caseQueue, 2);
-    await Promise.all(ids.map((id) => setCallFailures(id, DELIVERY.maxAttempts)));
+  it('opens the hold with the failed call that reaches the threshold, and that call spends no try', async () => {
+    // Prepare: OUTAGE_AFTER_FAILURES 3; one call of 3 cases fails whole.
+    const ids = await acceptCases(3);
+    const { records } = await receive(aws.sqs, caseQueue, 3);
     salesforce.inject({ on: 'collections', status: 503 });
     // Act
     const results = await deliverAt(records, createDownstreamHolds(OUTAGE), T0);
-    // Assess: this whole-call failure is counted against each record.
+    // Assess
+    expect(results).toEqual(Array(3).fill('DeliveryHeld'));
+    for (const id of ids) expect(await getStatusRecord(id)).toMatchObject({ status: 'accepted', tries: 0 });
+    expect(await readHold('crm')).toMatchObject({ held: true, reason: 'outage' });
+  });
+
+  it('never opens a hold for a call with any part answered: its locked parts spend their own tries', async () => {
+    // Prepare: one Collections call of 8, parts 1-3 upserted and 4-8 UNABLE_TO_LOCK_ROW, then the reverse order.
+    const lock = [
+      { errorCode: 'UNABLE_TO_LOCK_ROW', message: 'unable to obtain exclusive access', fields: [] },
+    ];
+    const orders = [
+      Object.fromEntries([3, 4, 5, 6, 7].map((part) => [part, lock])),
+      Object.fromEntries([0, 1, 2, 3, 4].map((part) => [part, lock])),
+    ];
+    for (const recordErrors of orders) {
+      await forgetHolds(aws.dynamoEndpoint);
+      const ids = await acceptCases(8);
+      const { records } = await receive(aws.sqs, caseQueue, 8);
+      salesforce.inject({ on: 'collections', recordErrors });
+      // Act: with the default OUTAGE_AFTER_FAILURES of 5.
+      const results = await deliverAt(records, createDownstreamHolds({ ...OUTAGE, afterFailures: 5 }), T0);
+      // Assess
+      const locked = Object.keys(recordErrors).map(Number);
+      expect(results.filter((result) => result === 'DeliveryRetryLater')).toHaveLength(5);
+      expect(results.filter((result) => result === 'done')).toHaveLength(3);
+      for (const index of locked)
+        expect(await getStatusRecord(ids[index])).toMatchObject({ status: 'accepted', tries: 1 });
+      expect(await readHold('crm')).toMatchObject({ held: false, failures: 0 });
+    }
+  });
+
+  it('sends a record whose whole-call give-backs are spent in a call of its own: what fails then is its own', async () => {
+    // Prepare: two cases that have already given back DELIVERY_MAX_ATTEMPTS (3) tries for failed calls, one fresh.
+    const ids = await acceptCases(3);
+    const { records } = await receive(aws.sqs, caseQueue, 3);
+    await Promise.all(ids.slice(0, 2).map((id) => setCallFailures(id, DELIVERY.maxAttempts)));
+    salesforce.inject({ on: 'upsert', status: 503 }, { on: 'upsert', status: 503 });
+    const from = salesforce.requests.length;
+    // Act
+    const results = await deliverAt(records, createDownstreamHolds(NO_HOLD), T0);
+    // Assess: two single upserts (each failing, each counted against its record), then the fresh case alone.
+    expect(salesforceCallsSince(from).map((call) => call.kind)).toEqual(['upsert', 'upsert', 'upsert']);
+    const byId = Object.fromEntries(records.map((record, index) => [idOf(record), results[index]]));
+    for (const id of ids.slice(0, 2)) {
+      expect(byId[id]).toBe('DeliveryRetryLater');
+      expect(await getStatusRecord(id)).toMatchObject({ status: 'accepted', tries: 1, callFailures: 3 });
+    }
+    expect(byId[ids[2]]).toBe('done');
+  });
+
+  it('restarts a record’s whole-call give-backs after its downstream’s hold closed', async () => {
+    // Prepare: two cases that gave back DELIVERY_MAX_ATTEMPTS tries for failed calls before a hold that has closed.
+    const ids = await acceptCases(2);
+    const { records } = await receive(aws.sqs, caseQueue, 2);
+    await Promise.all(ids.map((id) => setCallFailures(id, DELIVERY.maxAttempts, secondsAfter(T0, -120))));
+    const holds = createDownstreamHolds(OUTAGE);
+    await holds.noteOutcomes(
+      'crm',
+      ['x1', 'x2', 'x3'].map((recordId) => ({ recordId, kind: 'transient' as const })),
+      secondsAfter(T0, -100),
+    );
+    await holds.noteOutcome('crm', { recordId: 'x1', kind: 'delivered', probe: true }, secondsAfter(T0, -60));
+    salesforce.inject({ on: 'collections', status: 503 });
+    const from = salesforce.requests.length;
+    // Act
+    const results = await deliverAt(records, createDownstreamHolds(NO_HOLD), T0);
+    // Assess: one call for both, as for any record; the count starts again from one.
+    expect(salesforceCallsSince(from).map((call) => call.kind)).toEqual(['collections']);
     expect(results).toEqual(['DeliveryRetryLater', 'DeliveryRetryLater']);
     for (const id of ids)
-      expect(await getStatusRecord(id)).toMatchObject({ status: 'accepted', tries: 1, callFailures: 3 });
+      expect(await getStatusRecord(id)).toMatchObject({ status: 'accepted', tries: 0, callFailures: 1 });
   });
 
   it('counts a lone record’s failed call as its own: it spends its try', async () => {
@@ -272,12 +409,12 @@ describe('batched delivery', () => {
     expect(status?.callFailures).toBeUndefined();
   });
 
-  it('repeats a $batch whose answer was lost without a second registration', async () => {
+  it('repeats a $batch whose answer was lost without a second registration, and keeps SAP’s document number', async () => {
     // Prepare
     const ids = await acceptSales(4);
     const { records } = await receive(aws.sqs, salesQueue, 4);
     sap.inject({ on: 'batch', dropAnswer: true });
-    const holds = createDownstreamHolds(OUTAGE);
+    const holds = createDownstreamHolds(NO_HOLD);
     // Act
     const lost = await deliverAt(records, holds, T0);
     const repeated = await deliverAt(records, holds, secondsAfter(T0, 61));
@@ -285,9 +422,15 @@ describe('batched delivery', () => {
     expect(lost).toEqual(Array(4).fill('DeliveryRetryLater'));
     expect(repeated).toEqual(Array(4).fill('done'));
     for (const id of ids) {
-      expect(sap.registrations.filter((r) => r.RegistrationId === id)).toHaveLength(1);
-      // The lost answer failed the whole call: that try was given back.
-      expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered', tries: 1, callFailures: 1 });
+      const stored = sap.registrations.filter((r) => r.RegistrationId === id);
+      expect(stored).toHaveLength(1);
+      // The lost answer failed the whole call: that try was given back. The repeat met 409 naming the document.
+      expect(await getStatusRecord(id)).toMatchObject({
+        status: 'delivered',
+        tries: 1,
+        callFailures: 1,
+        downstreamId: stored[0].DocumentNumber,
+      });
     }
   });
 
@@ -295,7 +438,7 @@ describe('batched delivery', () => {
     const ids = await acceptCases(3);
     const { records } = await receive(aws.sqs, caseQueue, 3);
     salesforce.inject({ on: 'collections', dropAnswer: true });
-    const holds = createDownstreamHolds(OUTAGE);
+    const holds = createDownstreamHolds(NO_HOLD);
     await deliverAt(records, holds, T0);
     const repeated = await deliverAt(records, holds, secondsAfter(T0, 61));
     expect(repeated).toEqual(Array(3).fill('done'));
@@ -327,17 +470,18 @@ describe('batched delivery', () => {
   });
 });
 
-describe('notOwnFailures', () => {
-  it('a shared failure, a record never sent and an unreached downstream are not the record’s; its own error is', () => {
+describe('notOwnFailure', () => {
+  it('a failure the adapter marks whole-call is not the record’s when others shared the call; nor an unreached one', () => {
     // Prepare
-    const wholeCall: DeliveryOutcome = { kind: 'transient', error: 'HTTP 503', reachedDownstream: true };
-    const own: DeliveryOutcome = { kind: 'transient', error: 'UNABLE_TO_LOCK_ROW', reachedDownstream: true };
-    const notSent: DeliveryOutcome = {
+    const wholeCall: DeliveryOutcome = {
       kind: 'transient',
-      error: 'not sent',
-      reachedDownstream: false,
-      notSent: true,
+      error: 'HTTP 503',
+      reachedDownstream: true,
+      wholeCall: true,
     };
+    const own: DeliveryOutcome = { kind: 'transient', error: 'UNABLE_TO_LOCK_ROW', reachedDownstream: true };
+    // The same error text as a whole-call failure, unmarked: a part's own answer, never decided by likeness.
+    const ownAlike: DeliveryOutcome = { kind: 'transient', error: 'HTTP 503', reachedDownstream: true };
     const csrf: DeliveryOutcome = {
       kind: 'transient',
       error: 'CSRF token fetch failed',
@@ -345,12 +489,12 @@ describe('notOwnFailures', () => {
     };
     const refused: DeliveryOutcome = { kind: 'permanent', error: 'refused', reachedDownstream: true };
     // Act
-    const shared = notOwnFailures([wholeCall, wholeCall, own, notSent, refused]);
-    const alone = notOwnFailures([wholeCall]);
-    const unreached = notOwnFailures([csrf]);
+    const shared = [wholeCall, own, ownAlike, csrf, refused].map((outcome) => notOwnFailure(outcome, 5));
+    const alone = notOwnFailure(wholeCall, 1);
+    const unreachedAlone = notOwnFailure(csrf, 1);
     // Assess
-    expect(shared).toEqual([true, true, false, true, false]);
-    expect(alone).toEqual([false]);
-    expect(unreached).toEqual([true]);
+    expect(shared).toEqual([true, false, false, true, false]);
+    expect(alone).toBe(false);
+    expect(unreachedAlone).toBe(true);
   });
 });

@@ -132,12 +132,12 @@ describe('ERP $batch: per change set outcomes', () => {
     expect(sap.registrations).toHaveLength(1);
   });
 
-  it(`sends the largest batch, ERP_BATCH_SIZE (default ${DEFAULT_ERP_BATCH_SIZE}), per call`, async () => {
-    // Prepare
+  it(`sends the largest call, ERP_BATCH_SIZE (default ${DEFAULT_ERP_BATCH_SIZE}), as one $batch`, async () => {
+    // Prepare (the worker slices a batch into calls of callSize: tests/delivery/batching.test.ts)
     fixture = await startErp();
     const { sap, config } = fixture;
     const erp = createErpClient({ ...config, timeoutMs: 10_000 });
-    const items = registrations(2 * DEFAULT_ERP_BATCH_SIZE + 7);
+    const items = registrations(DEFAULT_ERP_BATCH_SIZE);
 
     // Act
     const { outcomes } = await erp.deliverSalesRegistrations(items);
@@ -148,7 +148,7 @@ describe('ERP $batch: per change set outcomes', () => {
     const calls = (await fetch(`${sap.url}/_sandbox/calls`).then((response) => response.json())) as {
       registrations: number;
     }[];
-    expect(calls.map((call: { registrations: number }) => call.registrations)).toEqual([50, 50, 7]);
+    expect(calls.map((call: { registrations: number }) => call.registrations)).toEqual([50]);
     expect(sap.registrations).toHaveLength(items.length);
   });
 });
@@ -176,26 +176,26 @@ describe('ERP $batch: failures of the whole call', () => {
     });
   }
 
-  it('makes no later call after a whole-call failure: the records of the later calls are transient, not sent', async () => {
+  it('makes one call: a whole-call failure says so, and more than one call carries is refused before any call', async () => {
     // Prepare
     fixture = await startErp();
     const { sap, erp } = fixture;
     sap.inject({ on: 'batch', status: 503 });
-    const items = registrations(2 * DEFAULT_ERP_BATCH_SIZE + 7);
+    const items = registrations(DEFAULT_ERP_BATCH_SIZE);
 
     // Act
-    const { outcomes } = await erp.deliverSalesRegistrations(items);
+    const { outcomes, failedWhole } = await erp.deliverSalesRegistrations(items);
+    const tooMany = erp.deliverSalesRegistrations(registrations(DEFAULT_ERP_BATCH_SIZE + 1));
 
-    // Assess: one $batch reached SAP; the 57 of the later calls were never sent and count no attempt.
+    // Assess: one $batch reached SAP; every record's outcome is the call's failure, marked as such.
+    await expect(tooMany).rejects.toThrow(RangeError);
     const calls = (await fetch(`${sap.url}/_sandbox/calls`).then((response) => response.json())) as {
       registrations: number;
     }[];
     expect(calls.map((call) => call.registrations)).toEqual([DEFAULT_ERP_BATCH_SIZE]);
-    const notSent = [...outcomes.values()].filter(
-      (outcome) => outcome.kind === 'transient' && outcome.notSent,
-    );
-    expect(notSent).toHaveLength(items.length - DEFAULT_ERP_BATCH_SIZE);
-    expect(notSent.every((outcome) => !outcome.reachedDownstream)).toBe(true);
+    expect(erp.callSize).toBe(DEFAULT_ERP_BATCH_SIZE);
+    expect(failedWhole).toMatchObject({ kind: 'transient', reachedDownstream: true, wholeCall: true });
+    expect([...outcomes.values()].every((outcome) => outcome === failedWhole)).toBe(true);
     expect(outcomes.size).toBe(items.length);
     expect(sap.registrations).toHaveLength(0);
   });
@@ -258,6 +258,7 @@ describe('ERP $batch: failures of the whole call', () => {
         kind: 'transient',
         error: 'HTTP 403: CSRF token refused again right after a new one was fetched',
         reachedDownstream: true,
+        wholeCall: true,
       });
     }
     expect(sap.registrations).toHaveLength(0);

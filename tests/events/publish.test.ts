@@ -8,7 +8,7 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
-import { deliverRecord } from '../../lib/delivery/deliverRecord.ts';
+import { deliverRecord } from '../../testkit/deliverRecord.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
 import { logger } from '../../lib/observability/logger.ts';

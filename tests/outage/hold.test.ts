@@ -76,17 +76,17 @@ describe('when a downstream is held', () => {
     expect((await holdStates()).crm).toEqual({ held: false });
   });
 
-  it('does not open for one record failing alone, however often; a second record completes the rule', async () => {
+  it('opens for one record failing alone at a quiet hour: the failures in a row count whatever the records', async () => {
     // Prepare
     const holds = worker();
-    // Act: one bad record, ten transient failures in a row.
-    const alone = await noteInTurn(holds, failures(...Array(10).fill('bad')));
-    const held = (await holds.holdState('erp', { fresh: true, now: at(10) })).held;
-    const another = await holds.noteOutcome('erp', { recordId: 'other', kind: 'transient' }, at(10));
-    // Assess
-    expect(alone).toEqual([]);
-    expect(held).toBe(false);
-    expect(another).toMatchObject({ change: 'opened' });
+    // Act: one record, four transient failures in a row, then its fifth.
+    const four = await noteInTurn(holds, failures(...Array(4).fill('lone')));
+    const before = (await holds.holdState('erp', { fresh: true, now: at(4) })).held;
+    const fifth = await holds.noteOutcome('erp', { recordId: 'lone', kind: 'transient' }, at(4));
+    // Assess: the fifth failure in a row opens it (OUTAGE_AFTER_FAILURES 5), not one before.
+    expect(four).toEqual([]);
+    expect(before).toBe(false);
+    expect(fifth).toMatchObject({ change: 'opened', reason: 'outage' });
   });
 
   it('a delivery between failures ends the streak, also when another worker instance counted them', async () => {

@@ -23,7 +23,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
 import { dynamoClient, eventBridgeClient, sqsClient } from '../../lib/aws/clients.ts';
 import type { JsonCommand } from '../../lib/aws/jsonProtocol/client.ts';
-import { deliverRecord } from '../../lib/delivery/deliverRecord.ts';
+import { deliverRecord } from '../../testkit/deliverRecord.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { logger } from '../../lib/observability/logger.ts';
 import { OutcomeTally } from '../../lib/observability/metrics.ts';

@@ -11,7 +11,7 @@ import { DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dy
 import { type NativeAttributeValue, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { deliverRecord } from '../../lib/delivery/deliverRecord.ts';
+import { deliverRecord } from '../../testkit/deliverRecord.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { eventOf } from '../../lib/events/stateChange.ts';
 import { putFeedEntries } from '../../lib/feed/feedEntries.ts';

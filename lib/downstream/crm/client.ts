@@ -1,6 +1,5 @@
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
-import { inChunks } from '../inChunks.ts';
-import type { DeliveryOutcome } from '../types.ts';
+import { type DeliveryOutcome, distinctItems, singleCall } from '../types.ts';
 import type { ApiUsage } from './apiUsage.ts';
 import { MAX_COLLECTION_SIZE, upsertCaseCollection } from './collections.ts';
 import {
@@ -41,8 +40,11 @@ export function createCrmClient(config: CrmConfig): CrmClient {
 
   const tokens = createTokenCache(config.baseUrl, config.clientId, config.clientSecret, timeoutMs);
   let latestApiUsage: ApiUsage | undefined;
+  /** How many answers reported a usage: tells whether a call's own answer did. */
+  let usageReadings = 0;
   const onApiUsage = (usage: ApiUsage) => {
     latestApiUsage = usage;
+    usageReadings++;
   };
   const collections = { tokens, apiVersion, externalIdField, mapping, timeoutMs, onApiUsage };
 
@@ -94,24 +96,19 @@ export function createCrmClient(config: CrmConfig): CrmClient {
       }
     },
 
+    callSize: MAX_COLLECTION_SIZE,
+
     async upsertCases(items) {
       // One record per external id: a case listed twice (two queue messages of one case) goes once.
-      const distinct = [...new Map(items.map((item) => [item.id, item])).values()];
+      const distinct = distinctItems(items, MAX_COLLECTION_SIZE);
       if (distinct.length === 1) {
         const [{ id, record }] = distinct;
+        const readingsBefore = usageReadings;
         const outcome = await client.upsertCase(record, id);
-        return {
-          outcomes: new Map([[id, outcome]]),
-          ...(latestApiUsage ? { apiUsage: latestApiUsage } : {}),
-        };
+        // Only this call's own answer's usage: one remembered from an earlier answer says nothing of this call.
+        return singleCall(id, outcome, usageReadings > readingsBefore ? latestApiUsage : undefined);
       }
-      let apiUsage: ApiUsage | undefined;
-      const outcomes = await inChunks(distinct, MAX_COLLECTION_SIZE, async (chunk) => {
-        const delivery = await upsertCaseCollection(collections, chunk);
-        apiUsage = delivery.apiUsage ?? apiUsage;
-        return delivery.outcomes;
-      });
-      return { outcomes, ...(apiUsage ? { apiUsage } : {}) };
+      return upsertCaseCollection(collections, distinct);
     },
 
     latestApiUsage: () => latestApiUsage,

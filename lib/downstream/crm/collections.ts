@@ -1,7 +1,7 @@
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
 import { type PersonalValue, safeErrorText } from '../../privacy/redaction.ts';
 import type { CaseRecord } from '../../types.ts';
-import type { BatchItem, DeliveryOutcome } from '../types.ts';
+import { type BatchItem, type CallOutcome, type TransientOutcome, wholeCallFailure } from '../types.ts';
 import type { ApiUsage } from './apiUsage.ts';
 import { readCollectionAnswer } from './collectionResults.ts';
 import { mapCase } from './mapping.ts';
@@ -9,7 +9,7 @@ import { patchJson } from './patchJson.ts';
 import { isInvalidSession } from './response.ts';
 import { salesforceErrors } from './salesforceErrors.ts';
 import type { TokenCache } from './tokenCache.ts';
-import type { AccessToken, CaseMapping, CrmBatchDelivery, PatchAnswer } from './types.ts';
+import type { AccessToken, CaseMapping, PatchAnswer } from './types.ts';
 
 /** Salesforce takes at most this many records in one sObject Collections call. */
 export const MAX_COLLECTION_SIZE = 200;
@@ -34,7 +34,8 @@ export interface CollectionsContext {
  * Each result decides its case as a single upsert would (its `statusCode` read like an `errorCode`:
  * `UNABLE_TO_LOCK_ROW` transient, `INVALID_EMAIL_ADDRESS` permanent). A failure of the whole call (network,
  * timeout, any status but 2xx, the token refused twice) is transient for every case, and so is an answer whose
- * results cannot be matched to the records one by one: nothing is marked delivered by guess. The upsert by
+ * results cannot be matched to the records one by one: nothing is marked delivered by guess; such a call's outcome
+ * says so (`failedWhole`, each case's outcome marked `wholeCall`). The upsert by
  * external id makes a repeat after a lost answer update the same case. At most {@link MAX_COLLECTION_SIZE}
  * distinct ids (the client's upsertCases sees to it). Never throws.
  *
@@ -46,7 +47,7 @@ export interface CollectionsContext {
 export async function upsertCaseCollection(
   context: CollectionsContext,
   items: readonly BatchItem<CaseRecord>[],
-): Promise<CrmBatchDelivery> {
+): Promise<CallOutcome> {
   let apiUsage: ApiUsage | undefined;
   const body = JSON.stringify({
     allOrNone: false,
@@ -70,10 +71,12 @@ export async function upsertCaseCollection(
     return answer;
   };
 
-  const every = (outcome: DeliveryOutcome): CrmBatchDelivery => ({
-    outcomes: new Map(items.map(({ id }) => [id, outcome])),
-    ...(apiUsage ? { apiUsage } : {}),
-  });
+  const every = (failure: Omit<TransientOutcome, 'wholeCall'>): CallOutcome =>
+    wholeCallFailure(
+      items.map(({ id }) => id),
+      failure,
+      apiUsage,
+    );
 
   const first = await context.tokens.current();
   if (!first.ok) return every({ kind: 'transient', error: first.error, reachedDownstream: false });

@@ -11,4 +11,4 @@ export {
 export { CaseMappingError, CrmConfigError } from './errors.ts';
 export { mapCase } from './mapping.ts';
 export { DEFAULT_CASE_MAPPING, loadCaseMapping, parseCaseMapping } from './mappingFile.ts';
-export type { CaseMapping, CrmBatchDelivery, CrmClient, CrmConfig, MappingRule } from './types.ts';
+export type { CaseMapping, CrmClient, CrmConfig, MappingRule } from './types.ts';

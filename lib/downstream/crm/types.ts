@@ -1,5 +1,5 @@
 import type { CaseRecord } from '../../types.ts';
-import type { BatchDelivery, BatchItem, DeliveryOutcome } from '../types.ts';
+import type { BatchItem, CallOutcome, DeliveryOutcome } from '../types.ts';
 import type { ApiUsage } from './apiUsage.ts';
 
 /** Field of a normalised case that a mapping rule may read. */
@@ -50,18 +50,18 @@ export interface CrmConfig {
 /** Upserts cases; create one per process (it caches the access token). */
 export interface CrmClient {
   upsertCase(caseRecord: CaseRecord, crmId: string): Promise<DeliveryOutcome>;
+  /** The cases one call carries at most (a Collections call's 200). */
+  readonly callSize: number;
   /**
-   * Upserts several cases (id = CrmId) in sObject Collections calls of at most 200; a lone one goes by the
-   * single upsert. One outcome per distinct id, and the API usage the last answer reported.
+   * Upserts up to `callSize` cases (id = CrmId) in ONE call: sObject Collections, or the single upsert for a lone
+   * one. One outcome per distinct id, `failedWhole` when the call failed as a whole, and the API usage its answer
+   * reported.
+   *
+   * @throws RangeError for more than `callSize` distinct cases.
    */
-  upsertCases(items: readonly BatchItem<CaseRecord>[]): Promise<CrmBatchDelivery>;
+  upsertCases(items: readonly BatchItem<CaseRecord>[]): Promise<CallOutcome>;
   /** The API usage the latest Salesforce answer (single or Collections, not token) reported, if any yet. */
   latestApiUsage(): ApiUsage | undefined;
-}
-
-/** A batched delivery's outcomes, with the org's API usage its answers reported. */
-export interface CrmBatchDelivery extends BatchDelivery {
-  apiUsage?: ApiUsage;
 }
 
 /** An OAuth access token and the instance its API calls go to. */

@@ -3,12 +3,18 @@ import { personalValuesOf } from '../../privacy/fieldClassification.ts';
 import { type PersonalValue, safeErrorText } from '../../privacy/redaction.ts';
 import type { SalesRegistration } from '../../types.ts';
 import { describeFetchError } from '../fetchError.ts';
-import type { BatchDelivery, BatchItem, DeliveryOutcome } from '../types.ts';
+import { type BatchItem, type CallOutcome, type DeliveryOutcome, wholeCallFailure } from '../types.ts';
 import { type ChangeSetAnswer, readBatchAnswer } from './batchAnswer.ts';
 import { type BatchRequest, buildBatchRequest } from './batchRequest.ts';
 import { cookieHeader, storeCookies } from './cookies.ts';
 import type { CsrfSessions } from './csrfSessions.ts';
-import { classifyErpAnswer, isCsrfRequired, isOwnRepeat, odataErrorMessage } from './response.ts';
+import {
+  classifyErpAnswer,
+  isCsrfRequired,
+  isOwnRepeat,
+  odataErrorMessage,
+  repeatedDocumentNumber,
+} from './response.ts';
 import type { CsrfSession } from './types.ts';
 
 /** What a `$batch` call needs from the adapter that makes it. */
@@ -70,7 +76,11 @@ const decideChangeSet = (answer: ChangeSetAnswer, item: BatchItem<SalesRegistrat
   if (answer.kind === 'malformed') {
     return { kind: 'transient', error: `$batch answer: ${answer.error}`, reachedDownstream: true };
   }
-  if (isOwnRepeat(answer.status, answer.text, item.id)) return { kind: 'delivered', reachedDownstream: true };
+  if (isOwnRepeat(answer.status, answer.text, item.id)) {
+    // An earlier call whose answer was lost stored it: the 409 names its document number, as for a single POST.
+    const downstreamId = repeatedDocumentNumber(answer.text);
+    return { kind: 'delivered', reachedDownstream: true, ...(downstreamId ? { downstreamId } : {}) };
+  }
   const outcome = classifyErpAnswer(
     answer.status,
     answer.text,
@@ -90,8 +100,12 @@ const decideChangeSet = (answer: ChangeSetAnswer, item: BatchItem<SalesRegistrat
 
 const everyRecord = (
   items: readonly BatchItem<SalesRegistration>[],
-  outcome: DeliveryOutcome,
-): BatchDelivery => ({ outcomes: new Map(items.map(({ id }) => [id, outcome])) });
+  failure: { error: string; reachedDownstream: boolean },
+): CallOutcome =>
+  wholeCallFailure(
+    items.map(({ id }) => id),
+    { kind: 'transient', ...failure },
+  );
 
 /** A refusal of the whole request judges no single registration: transient for all, never permanent. */
 const wholeCallRefused = (status: number, text: string, personalValues: readonly PersonalValue[]): string => {
@@ -107,7 +121,8 @@ const wholeCallRefused = (status: number, text: string, personalValues: readonly
  * Each change set's part decides its registration as a single POST's answer would (a `409` naming our
  * RegistrationId included: an earlier call whose answer was lost stored it). A failure of the whole call
  * (network, timeout, any non-2xx status, the token refused twice) is transient for every registration, and so
- * is an answer that cannot be matched to its change sets part by part: nothing is marked delivered by guess.
+ * is an answer that cannot be matched to its change sets part by part: nothing is marked delivered by guess. Such a
+ * call's outcome says so (`failedWhole`, each record's outcome marked `wholeCall`).
  * `items` must have distinct ids (the client's deliverSalesRegistrations sees to it). Never throws.
  *
  * @example
@@ -117,14 +132,13 @@ const wholeCallRefused = (status: number, text: string, personalValues: readonly
 export async function deliverRegistrationBatch(
   context: ErpBatchContext,
   items: readonly BatchItem<SalesRegistration>[],
-): Promise<BatchDelivery> {
+): Promise<CallOutcome> {
   const request = buildBatchRequest(
     context.entitySetName,
     items.map(({ id, record }) => JSON.stringify({ ...record, RegistrationId: id })),
   );
   const first = await context.sessions.current();
-  if (!first.ok)
-    return everyRecord(items, { kind: 'transient', error: first.error, reachedDownstream: false });
+  if (!first.ok) return everyRecord(items, { error: first.error, reachedDownstream: false });
 
   let answer = await postBatch(context, first.session, request);
   let refusedOnce = false;
@@ -133,16 +147,11 @@ export async function deliverRegistrationBatch(
     refusedOnce = true;
     const renewed = await context.sessions.renew(first.session);
     if (!renewed.ok) {
-      return everyRecord(items, {
-        kind: 'transient',
-        error: `${renewed.error} (token refused)`,
-        reachedDownstream: true,
-      });
+      return everyRecord(items, { error: `${renewed.error} (token refused)`, reachedDownstream: true });
     }
     answer = await postBatch(context, renewed.session, request);
     if (answer.kind === 'answered' && isCsrfRequired(answer.status, answer.headers)) {
       return everyRecord(items, {
-        kind: 'transient',
         error: 'HTTP 403: CSRF token refused again right after a new one was fetched',
         reachedDownstream: true,
       });
@@ -152,9 +161,9 @@ export async function deliverRegistrationBatch(
   switch (answer.kind) {
     case 'timedOut':
       // The ERP may have processed some or all change sets; a repeat meets 409 naming our RegistrationId.
-      return everyRecord(items, { kind: 'transient', error: answer.error, reachedDownstream: true });
+      return everyRecord(items, { error: answer.error, reachedDownstream: true });
     case 'networkError':
-      return everyRecord(items, { kind: 'transient', error: answer.error, reachedDownstream: refusedOnce });
+      return everyRecord(items, { error: answer.error, reachedDownstream: refusedOnce });
     case 'answered':
       break;
   }
@@ -162,7 +171,6 @@ export async function deliverRegistrationBatch(
     const text = new TextDecoder().decode(answer.body);
     const personalValues = items.flatMap(({ record }) => personalValuesOf('salesRegistration', record));
     return everyRecord(items, {
-      kind: 'transient',
       error: wholeCallRefused(answer.status, text, personalValues),
       reachedDownstream: true,
     });
@@ -170,7 +178,6 @@ export async function deliverRegistrationBatch(
   const read = await readBatchAnswer(answer.headers.get('content-type'), answer.body, items.length);
   if (!read.ok) {
     return everyRecord(items, {
-      kind: 'transient',
       error: `HTTP ${answer.status} to the $batch, but ${read.error}`,
       reachedDownstream: true,
     });

@@ -1,7 +1,6 @@
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
 import { describeFetchError } from '../fetchError.ts';
-import { inChunks } from '../inChunks.ts';
-import type { DeliveryOutcome } from '../types.ts';
+import { type DeliveryOutcome, distinctItems, singleCall } from '../types.ts';
 import { deliverRegistrationBatch } from './batch.ts';
 import { DEFAULT_ERP_BATCH_SIZE, DEFAULT_ERP_TIMEOUT_MS } from './constants.ts';
 import { cookieHeader, storeCookies } from './cookies.ts';
@@ -13,8 +12,8 @@ import type { CsrfSession, ErpClient, ErpConfig, PostAnswer } from './types.ts';
 /**
  * Creates the SAP Gateway adapter for sales registrations (CONTRACT section 3, ERP). Create it once per
  * process: it keeps the CSRF token and session cookies and reuses them until the ERP refuses them.
- * Never throws per record: every result is a {@link DeliveryOutcome}; several registrations go in `$batch`
- * calls of at most `batchSize` (ERP_BATCH_SIZE).
+ * Never throws per record: every result is a {@link DeliveryOutcome}; several registrations go in one `$batch`
+ * call of at most `callSize` (ERP_BATCH_SIZE): the worker slices a batch into calls and asks the hold before each.
  *
  * @example
  * const erp = createErpClient(erpConfigFromEnv());
@@ -100,19 +99,16 @@ export function createErpClient(config: ErpConfig): ErpClient {
       }
     },
 
+    callSize: batchSize,
+
     async deliverSalesRegistrations(items) {
       // One change set per registration: a record listed twice (two queue messages of one record) goes once.
-      const distinct = [...new Map(items.map((item) => [item.id, item])).values()];
+      const distinct = distinctItems(items, batchSize);
       if (distinct.length === 1) {
         const [{ id, record }] = distinct;
-        return { outcomes: new Map([[id, await client.deliverSalesRegistration(record, id)]]) };
+        return singleCall(id, await client.deliverSalesRegistration(record, id));
       }
-      const outcomes = await inChunks(
-        distinct,
-        batchSize,
-        async (chunk) => (await deliverRegistrationBatch(batchContext, chunk)).outcomes,
-      );
-      return { outcomes };
+      return deliverRegistrationBatch(batchContext, distinct);
     },
   };
   return client;

@@ -1,5 +1,5 @@
 import type { SalesRegistration } from '../../types.ts';
-import type { BatchDelivery, BatchItem, DeliveryOutcome } from '../types.ts';
+import type { BatchItem, CallOutcome, DeliveryOutcome } from '../types.ts';
 
 /** Connection settings of the SAP Gateway OData v2 service (CONTRACT section 3, ERP). */
 export interface ErpConfig {
@@ -20,11 +20,15 @@ export interface ErpConfig {
 /** Delivers sales registrations; create one per process (it caches the CSRF token and cookies). */
 export interface ErpClient {
   deliverSalesRegistration(record: SalesRegistration, registrationId: string): Promise<DeliveryOutcome>;
+  /** The registrations one call carries at most (ERP_BATCH_SIZE). */
+  readonly callSize: number;
   /**
-   * Delivers several registrations (id = RegistrationId) in `$batch` calls of at most `batchSize`; a lone one
-   * goes by the single POST. One outcome per distinct id.
+   * Delivers up to `callSize` registrations (id = RegistrationId) in ONE call: a `$batch`, or the single POST for a
+   * lone one. One outcome per distinct id; `failedWhole` when the call failed as a whole.
+   *
+   * @throws RangeError for more than `callSize` distinct registrations.
    */
-  deliverSalesRegistrations(items: readonly BatchItem<SalesRegistration>[]): Promise<BatchDelivery>;
+  deliverSalesRegistrations(items: readonly BatchItem<SalesRegistration>[]): Promise<CallOutcome>;
 }
 
 /** A CSRF token with the session cookies it was issued with: SAP accepts the token only with them. */

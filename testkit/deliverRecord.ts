@@ -1,11 +1,10 @@
 import type { SQSRecord } from 'aws-lambda';
-import { deliverMessages } from './deliverBatch.ts';
-import type { BatchContext } from './message.ts';
-
-export { type BatchContext, parseQueuedRecord } from './message.ts';
+import { deliverMessages } from '../lib/delivery/deliverBatch.ts';
+import type { BatchContext } from '../lib/delivery/message.ts';
 
 /**
- * Delivers the stored record one SQS message names, as a batch of one (lib/delivery/deliverBatch.ts): the
+ * For tests: delivers the stored record one SQS message names, as the worker does a batch of one
+ * (lib/delivery/deliverBatch.ts, the one delivery path): the
  * claimed status record's `record`, never the message body's, and records the outcome on it: `delivered`,
  * `rejected`, or, for a transient failure, `accepted` with a backoff on the message's visibility (then throws, so
  * the batch reports it as failed), or `failed` on the record's last try (its message then on the dead-letter
