@@ -1,13 +1,19 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { metrics, reportDownstreamHeld } from '../observability/metrics.ts';
 import { DOWNSTREAM_OF_KIND, DOWNSTREAMS } from '../outage/constants.ts';
+import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
 import { readHolds } from '../outage/holdStore.ts';
 import type { Downstream, HoldRecord } from '../outage/types.ts';
 import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter } from '../records/due.ts';
 import type { StatusRecord } from '../records/types.ts';
-import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
+import {
+  outageSettings,
+  queueUrlFor,
+  type ReconcileSettings,
+  reconcileSettings,
+} from '../settings/settings.ts';
 import { openRecordIds, postponeDue, undoPostpone } from '../store/openRecords.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
 import type { RecordKind } from '../types.ts';
@@ -54,27 +60,108 @@ export interface ReconcileResult {
   probes: Record<RecordKind, number>;
 }
 
-/** Records a held kind's run reads at most to find its one probe record. */
+/**
+ * Records a held kind's run reads at most to find its one probe record: the first of the `open` index, whatever
+ * their `dueAt` (a handful, not the backlog).
+ */
 const PROBE_READS = 10;
 
 /** What the run does with one kind, by its downstream's hold. */
 type KindPass =
   /** Held: skip; `probe` when no probe has gone out since its time came (all copies may be hidden for hours). */
   | { mode: 'held'; probe: boolean }
-  /** Not held; `closedAt` when a hold closed so recently that re-queue spacing set before it may still be pending. */
-  | { mode: 'open'; closedAt?: string };
+  /**
+   * Not held; `closedAt` when a hold closed so recently that a `dueAt` set during it may still be pending, and
+   * `windowEnd`, the latest such `dueAt` (the records read up to it).
+   */
+  | { mode: 'open'; closedAt?: string; windowEnd?: string };
 
-const passOf = (hold: RunHolds[Downstream], now: Date, horizonSeconds: number): KindPass => {
+/**
+ * How long after a hold closed a `dueAt` set during it may still be pending: the reconciler's spacing (up to the
+ * longest re-queue interval) or a failed probe's (its message hidden half as long as the hold had lasted, up to
+ * 12 hours: lib/outage/heldVisibility.ts), either plus RECONCILE_AFTER_SECONDS. After a hold of a day the second
+ * is the longer: a record put off by its probe at the end of the hold is due six hours after the close.
+ */
+const pendingAfterClose = (
+  hold: RunHolds[Downstream] & { closedAt: string },
+  settings: ReconcileSettings,
+  probeSeconds: number,
+): number => {
+  const closedAt = new Date(hold.closedAt);
+  const heldSince = hold.heldSince ?? hold.closedAt;
+  const longestHidden = heldVisibilitySeconds({ heldSince, until: hold.closedAt }, closedAt, probeSeconds);
+  return Math.max(settings.maxIntervalSeconds, longestHidden) + settings.reconcileAfterSeconds;
+};
+
+const passOf = (
+  hold: RunHolds[Downstream],
+  now: Date,
+  settings: ReconcileSettings,
+  probeSeconds: number,
+): KindPass => {
   if (hold.held) return { mode: 'held', probe: !hold.probeAt || Date.parse(hold.probeAt) <= now.getTime() };
-  if (hold.closedAt && now.getTime() < Date.parse(hold.closedAt) + horizonSeconds * 1000)
-    return { mode: 'open', closedAt: hold.closedAt };
-  return { mode: 'open' };
+  if (!hold.closedAt) return { mode: 'open' };
+  const closedAt = hold.closedAt;
+  const windowEnd = dueAfter(
+    new Date(closedAt),
+    pendingAfterClose({ ...hold, closedAt }, settings, probeSeconds),
+  );
+  return now.getTime() < Date.parse(windowEnd) ? { mode: 'open', closedAt, windowEnd } : { mode: 'open' };
 };
 
 /** The last time anyone moved the record (accepted it, tried it, queued it again). */
 const lastMovedAt = (status: StatusRecord): string =>
   // ISO times in UTC sort as text: the last is the latest.
   [status.acceptedAt, status.updatedAt, status.requeuedAt ?? ''].sort().at(-1) ?? '';
+
+/**
+ * A held kind's candidates for its probe record, in the order to try them: the first PROBE_READS `accepted`
+ * records of the `open` index whatever their `dueAt`, but those a worker holds a lease on, the one nobody moved
+ * for longest first. Whatever their `dueAt`: a failed probe puts its record off by half the hold's age, so after a
+ * while every record may be due hours ahead, and a probe is still due every OUTAGE_PROBE_SECONDS. The index sorts
+ * by `dueAt` only; a record tried or queued again is put later in it, so the one nobody moved for longest is
+ * nearly always among its first records, and ordering those by their last move takes the records in turn: the one
+ * just queued as the probe (its `requeuedAt` now) comes last, though its new `dueAt` may be the earliest.
+ */
+const probeCandidates = async (kind: RecordKind, now: Date): Promise<StatusRecord[]> => {
+  const nowIso = now.toISOString();
+  const ids: string[] = [];
+  for await (const page of openRecordIds(kind, { limit: PROBE_READS, pageSize: PROBE_READS }))
+    ids.push(...page);
+  const statuses = await getStatusRecords(ids, { consistent: true });
+  const candidates = ids
+    .map((id) => statuses.get(id))
+    .filter((status): status is StatusRecord => status?.status === 'accepted' && status.dueAt !== undefined)
+    .filter((status) => status.leaseUntil === undefined || status.leaseUntil <= nowIso);
+  // A stable sort: of records moved at the same time, the one due first.
+  return candidates.sort((a, b) => lastMovedAt(a).localeCompare(lastMovedAt(b)));
+};
+
+/**
+ * Queues a held kind's one probe record: the first candidate it can move on (postponeDue, as any re-queue: of two
+ * reconcilers only one queues it, and never while a worker holds it), its next `dueAt` spaced as a re-queue's and
+ * its `requeuedAt` now (so the next probe takes another record). Not queued, it is put back as it was.
+ *
+ * @returns 'queued', 'unqueued' (SQS refused it), or 'none' (no record to take).
+ */
+const queueProbe = async (
+  kind: RecordKind,
+  now: Date,
+  settings: ReconcileSettings,
+): Promise<'queued' | 'unqueued' | 'none'> => {
+  for (const status of await probeCandidates(kind, now)) {
+    const seen = status.dueAt ?? '';
+    const nextDue = dueAfter(now, requeueDelaySeconds(status.requeues ?? 0, settings));
+    // Moved or leased since it was read: the next candidate.
+    if (!(await postponeDue(status.id, seen, nextDue, now, { at: now }))) continue;
+    const failed = await sendRecords(queueUrlFor(kind), [queuedRecordOf(status)]);
+    if (failed.length === 0) return 'queued';
+    // Due again as it was (see the open pass); the next run's probe may take it.
+    await undoPostpone(status.id, nextDue, { ...status, dueAt: seen }).catch(() => false);
+    return 'unqueued';
+  }
+  return 'none';
+};
 
 /**
  * The reconciler: finds `accepted` records that nobody has queued or worked on by their `dueAt` (a crash between
@@ -87,13 +174,16 @@ const lastMovedAt = (status: StatusRecord): string =>
  * first); the rest wait for the next run. The same code runs as a scheduled function on AWS and in `npm start`.
  *
  * Downstream holds (CONTRACT section 3, "Outages"), read once per run: while a kind's downstream is held its
- * records are not queued again (the worker would only hand them back), except one due record when the hold's
- * next probe is due and no worker has claimed it, so a probe message exists even when every copy is hidden for
- * hours (or expired after 14 days). Once the hold closes, the held records are due and the normal pass queues
- * them, the oldest first, `limit` a run; for a while after the close (the longest re-queue interval plus
- * RECONCILE_AFTER_SECONDS) it also queues records whose later `dueAt` was set before the close, and restarts the
- * spacing of every record nobody moved since the close (a wait through an outage is not a backlog), its next
- * `dueAt` past that while, so each run reads on into the backlog instead of the records it just queued.
+ * records are not queued again (the worker would only hand them back), except one probe record each run its
+ * hold's next probe is due (no worker has claimed it since `probeAt`): whatever its `dueAt`, the record no worker
+ * holds that nobody has moved for longest, of the first few of the index (see probeCandidates), so the records
+ * are probed in turn and a probe message exists even when every copy is hidden for hours (or expired after 14
+ * days) and every record's `dueAt` is hours ahead. Once the hold closes, the held records are due and the normal
+ * pass queues them, the oldest first, `limit` a run; for a while after the close (the longest re-queue interval,
+ * or half the hold's length if longer: a failed probe's wait; plus RECONCILE_AFTER_SECONDS) it also queues
+ * records whose later `dueAt` was set before the close, and restarts the spacing of every record nobody moved
+ * since the close (a wait through an outage is not a backlog), its next `dueAt` past that while, so each run
+ * reads on into the backlog instead of the records it just queued.
  *
  * @example
  * const { requeued } = await reconcileOpenRecords(); // { salesRegistration: 1, caseRecord: 0 }
@@ -104,8 +194,8 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
   const settings = reconcileSettings();
   const limit = options.everyOpenRecord ? Number.POSITIVE_INFINITY : (options.limit ?? settings.maxPerRun);
   const holds: RunHolds = await readHolds();
-  // Spacing set before a close is pending at most this long after it (a worker's own dueAt is shorter).
-  const horizonSeconds = settings.maxIntervalSeconds + settings.reconcileAfterSeconds;
+  // The workers' probe period: how long they hide a held message at least (see pendingAfterClose).
+  const { probeSeconds } = outageSettings();
   const result: ReconcileResult = {
     requeued: { salesRegistration: 0, caseRecord: 0 },
     unqueued: 0,
@@ -118,17 +208,22 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
     // At start (everyOpenRecord) the queue is empty: every record needs a message, held or not.
     const pass: KindPass = options.everyOpenRecord
       ? { mode: 'open' }
-      : passOf(holds[DOWNSTREAM_OF_KIND[kind]], now, horizonSeconds);
-    if (pass.mode === 'held' && !pass.probe) continue;
-    // A held kind queues one record; it may read a few more (leased or not yet due) to find it.
-    const closedAt = pass.mode === 'open' ? pass.closedAt : undefined;
+      : passOf(holds[DOWNSTREAM_OF_KIND[kind]], now, settings, probeSeconds);
+    if (pass.mode === 'held') {
+      // A held kind queues one record, and only when its probe is due (its records' dueAt do not matter).
+      const probe = pass.probe ? await queueProbe(kind, now, settings) : 'none';
+      if (probe === 'queued') {
+        result.probes[kind] = 1;
+        result.requeued[kind] = 1;
+      }
+      if (probe === 'unqueued') result.unqueued++;
+      continue;
+    }
+    const { closedAt, windowEnd } = pass;
     // In the while after a close the backlog is drained faster than a backlog of the usual kind.
-    const openLimit =
+    const kindLimit =
       closedAt && !options.everyOpenRecord ? (options.limitAfterHold ?? settings.maxAfterHold) : limit;
-    const kindLimit = pass.mode === 'held' ? 1 : openLimit;
-    const readLimit = pass.mode === 'held' ? PROBE_READS : openLimit;
-    // After a recent close, records due later are read too, up to the latest dueAt set before the close.
-    const windowEnd = closedAt ? dueAfter(new Date(closedAt), horizonSeconds) : undefined;
+    // After a recent close, records due later are read too, up to the latest dueAt set during the hold.
     const dueBefore = windowEnd ?? nowIso;
     // A record moved on to a later dueAt may come round again in a later page: once is enough.
     const seen = new Set<string>();
@@ -137,14 +232,14 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
     let queued = 0;
     const query = openRecordIds(
       kind,
-      options.everyOpenRecord ? {} : { dueBefore, pageSize: Math.min(100, readLimit) },
+      options.everyOpenRecord ? {} : { dueBefore, pageSize: Math.min(100, kindLimit) },
     );
     for await (const page of query) {
-      if (taken >= readLimit || queued >= kindLimit) {
-        if (pass.mode === 'open') result.deferred.push(kind);
+      if (taken >= kindLimit || queued >= kindLimit) {
+        result.deferred.push(kind);
         break;
       }
-      const ids = page.filter((id) => !seen.has(id)).slice(0, readLimit - taken);
+      const ids = page.filter((id) => !seen.has(id)).slice(0, kindLimit - taken);
       for (const id of ids) seen.add(id);
       const statuses = await getStatusRecords(ids, { consistent: true });
       const candidates: { status: StatusRecord; heldThrough: boolean }[] = [];
@@ -170,19 +265,9 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
           ? { status, nextDue }
           : undefined;
       };
-      const due: { status: StatusRecord; nextDue: string }[] = [];
-      if (pass.mode === 'held') {
-        // One probe record: the first that is ours to move.
-        for (const candidate of candidates) {
-          const moved = await moveOn(candidate);
-          if (moved) due.push(moved);
-          if (moved) break;
-        }
-      } else {
-        // A page's moves at once (at most a page, 100): a drain after a hold moves thousands a run.
-        const moved = await Promise.all(candidates.slice(0, kindLimit - queued).map(moveOn));
-        due.push(...moved.filter((status) => status !== undefined));
-      }
+      // A page's moves at once (at most a page, 100): a drain after a hold moves thousands a run.
+      const moved = await Promise.all(candidates.slice(0, kindLimit - queued).map(moveOn));
+      const due = moved.filter((status) => status !== undefined);
       taken += ids.length;
       if (due.length === 0) continue;
       const failed = new Set(
@@ -206,10 +291,6 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
         if (failed.has(status.id)) continue;
         queued++;
         result.requeued[kind]++;
-        if (pass.mode === 'held') {
-          result.probes[kind]++;
-          continue;
-        }
         const since = Math.max(Date.parse(status.acceptedAt), closedAt ? Date.parse(closedAt) : 0);
         const waited = Math.max(0, Math.round((now.getTime() - since) / 1000));
         result.oldestWaitSeconds = Math.max(result.oldestWaitSeconds, waited);

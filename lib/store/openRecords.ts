@@ -16,14 +16,16 @@ const OPEN: DueIndex = { name: OPEN_INDEX, partitionKey: 'openKind', sortKey: 'd
 
 /**
  * The ids of `accepted` records of a kind, oldest `dueAt` first, page by page through the `open` index; with
- * `dueBefore`, only those due by then. No table scan, whatever the table holds.
+ * `dueBefore`, only those due by then; with `limit`, that many at most in all. No table scan, whatever the table
+ * holds.
  *
  * @example
  * for await (const ids of openRecordIds('salesRegistration', { dueBefore: new Date().toISOString() })) requeue(ids);
+ * for await (const ids of openRecordIds('caseRecord', { limit: 10, pageSize: 10 })) firstTen.push(...ids);
  */
 export const openRecordIds = (
   kind: RecordKind,
-  options: { dueBefore?: string; pageSize?: number } = {},
+  options: { dueBefore?: string; pageSize?: number; limit?: number } = {},
 ): AsyncGenerator<string[]> => dueIds(OPEN, kind, options);
 
 /**
