@@ -4,12 +4,21 @@
  * attempts take, the sandbox stays down a while longer and comes back; every sale sent meanwhile is then
  * delivered exactly once, none was ever `failed`, nothing reached the dead-letter queue, and SAP saw only probes
  * while it was down.
+ *
+ * Then a hold hours old (issue 29, item 3): every waiting record has been in a failed probe, so each is due hours
+ * ahead and every copy hidden as long; SAP comes back and the first record is delivered within a probe period and
+ * a reconciler period, then every record once. `npm start` runs on the real clock, so the hold's age is written:
+ * the hold opens for real and its item's `heldSince` is then set three hours back in the store (the failed probes
+ * that follow put their records off by half that, as after a real three-hour outage).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { holdKey } from '../../lib/outage/constants.ts';
+import { localClientConfig } from '../../local/aws.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { deadLettersInStore, recordPathsInStore } from '../../soak/storeHistory.ts';
 import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
@@ -150,4 +159,141 @@ describe('a SAP outage far longer than all attempts take, through npm start', ()
     expect(whileDown.callsWhileDown).toBeLessThanOrEqual(probesAllowed);
     expect(whileDown.deliveryCallsWhileDown).toBeGreaterThan(0);
   }, 300_000);
+});
+
+/** The store of a running `npm start`, through the endpoint its runner wrote to `<DATA_DIR>/runner.json`. */
+const storeOf = async (dataDir: string) => {
+  const runner = JSON.parse(await readFile(join(dataDir, 'runner.json'), 'utf8')) as {
+    dynamoEndpoint: string;
+    env: { RECORDS_TABLE: string };
+  };
+  const client = new DynamoDBClient({ ...localClientConfig(runner.dynamoEndpoint), maxAttempts: 3 });
+  return { client, table: runner.env.RECORDS_TABLE };
+};
+
+describe('a SAP outage hours old, every record put off by its failed probe, through npm start', () => {
+  const PROBE = 2;
+  const RECONCILE_INTERVAL = 2;
+  /** The message's way to a worker (the local poller's turn), SAP's call, and this test's look-ups' period. */
+  const DELIVERY_SLACK_SECONDS = 3;
+  let sap: SapSandbox;
+  let dir: string;
+  let service: RunningService | undefined;
+  let store: Awaited<ReturnType<typeof storeOf>> | undefined;
+  beforeAll(async () => {
+    sap = await startSapSandbox({ username: 'LONGHOLD', password: 'long-hold-pass' });
+    dir = await mkdtemp(join(tmpdir(), 'dealer-gateway-long-hold-'));
+  });
+  afterAll(async () => {
+    store?.client.destroy();
+    await service?.stop().catch(() => {});
+    await sap.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('delivers the first record within a probe and a reconciler period of SAP coming back, then every record once', async () => {
+    // Prepare: short periods; attempts enough that no record fails before the hold opens.
+    service = await npmStart({
+      DATA_DIR: dir,
+      ERP_BASE_URL: sap.url,
+      ERP_USERNAME: 'LONGHOLD',
+      ERP_PASSWORD: 'long-hold-pass',
+      DELIVERY_MAX_ATTEMPTS: '10',
+      DELIVERY_RETRY_BASE_SECONDS: '1',
+      OUTAGE_AFTER_FAILURES: '2',
+      OUTAGE_PROBE_SECONDS: String(PROBE),
+      RECONCILE_INTERVAL_SECONDS: String(RECONCILE_INTERVAL),
+      RECONCILE_AFTER_SECONDS: '2',
+      POWERTOOLS_LOG_LEVEL: 'WARN',
+    });
+    const running = service;
+    store = await storeOf(dir);
+    const { client, table } = store;
+    const send = async () => {
+      const response = await fetch(`${running.url}/erp/sales_registration`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': running.keys['example-dealer'] },
+        body: JSON.stringify([salesRegistrationInput({ FrameNum: uniqueFrame('LONG') })]),
+      });
+      expect(response.status).toBe(200);
+      const { registrations } = (await response.json()) as { registrations: { id: string }[] };
+      return registrations[0].id;
+    };
+    const dueAtOf = async (id: string) => {
+      const out = await client.send(
+        new GetItemCommand({ TableName: table, Key: { pk: { S: id } }, ConsistentRead: true }),
+      );
+      return out.Item?.dueAt?.S ?? '';
+    };
+    // A sale delivered first: the worker holds a CSRF token, so its probes are delivery calls.
+    const warmUp = await send();
+    for (let i = 0; i < 100 && (await lookUp(running, warmUp)).status !== 'delivered'; i++) await sleep(200);
+    // SAP down, three sales; the hold opens on their failures.
+    await switchSap(sap, true);
+    const ids = [await send(), await send(), await send()];
+    let heldSince: string | undefined;
+    for (let i = 0; i < 150 && !heldSince; i++) {
+      heldSince = (await lookUp(running, ids[0])).heldSince;
+      if (!heldSince) await sleep(200);
+    }
+    // The hold three hours old: its version bumped too, so a worker's change computed before this is refused.
+    const threeHoursAgo = new Date(Date.now() - 3 * 3600 * 1000).toISOString();
+    await client.send(
+      new UpdateItemCommand({
+        TableName: table,
+        Key: { pk: { S: holdKey('erp') } },
+        UpdateExpression: 'SET heldSince = :old, version = version + :one',
+        ConditionExpression: 'held = :true',
+        ExpressionAttributeValues: {
+          ':old': { S: threeHoursAgo },
+          ':one': { N: '1' },
+          ':true': { BOOL: true },
+        },
+      }),
+    );
+    // Until every sale has been in a failed probe since: each then due over an hour ahead (half the hold's age).
+    const putOff = new Set<string>();
+    const putOffBy = Date.now() + 60_000;
+    while (putOff.size < ids.length && Date.now() < putOffBy) {
+      for (const id of ids)
+        if ((await dueAtOf(id)) > new Date(Date.now() + 3600 * 1000).toISOString()) putOff.add(id);
+      await sleep(100);
+    }
+    const allPutOff = putOff.size === ids.length;
+
+    // Act: SAP back; look-ups until the first sale is delivered (or far longer than the bound), then all.
+    const whileDown = await switchSap(sap, false);
+    const upAt = Date.now();
+    let firstDeliveredAfter = Number.POSITIVE_INFINITY;
+    while (Date.now() - upAt < 30_000) {
+      const statuses = await Promise.all(ids.map((id) => lookUp(running, id)));
+      if (statuses.some((status) => status.status === 'delivered')) {
+        firstDeliveredAfter = (Date.now() - upAt) / 1000;
+        break;
+      }
+      await sleep(200);
+    }
+    let finals = await Promise.all(ids.map((id) => lookUp(running, id)));
+    for (let i = 0; i < 60 && finals.some((status) => status.status === 'accepted'); i++) {
+      await sleep(1000);
+      finals = await Promise.all(ids.map((id) => lookUp(running, id)));
+    }
+    const deadLetters = await deadLettersInStore(dir);
+    process.stdout.write(
+      `long-hold e2e: calls while down ${whileDown.callsWhileDown}; first delivered ${firstDeliveredAfter.toFixed(1)} s ` +
+        `after SAP came back (bound ${PROBE + RECONCILE_INTERVAL} s + ${DELIVERY_SLACK_SECONDS} s)\n`,
+    );
+
+    // Assess
+    expect(heldSince).toBeDefined();
+    expect(allPutOff).toBe(true);
+    expect(firstDeliveredAfter).toBeLessThanOrEqual(PROBE + RECONCILE_INTERVAL + DELIVERY_SLACK_SECONDS);
+    expect(finals.map((status) => status.status)).toEqual(['delivered', 'delivered', 'delivered']);
+    for (const id of ids) expect(sap.registrations.filter((r) => r.RegistrationId === id)).toHaveLength(1);
+    expect(deadLetters).toEqual({
+      SalesRegistrationDeadLetterQueue: 0,
+      CaseDeadLetterQueue: 0,
+      WebhookDeadLetterQueue: 0,
+    });
+  }, 240_000);
 });
