@@ -6,16 +6,18 @@
  * Prints the table, then one JSON line (`{"soak": {...}}`), on stdout; progress on stderr. Exits 0 when the
  * promise held, 1 on any lost, duplicated, stuck, leaked or inconsistent record or contract violation, or any
  * state-change event lost, leaked to a client without a webhook or carrying personal data, any record sent
- * during the SAP outage `failed`, or more calls reaching SAP while it was down than the probes allowed; 2 when
- * the campaign itself could not run.
+ * during the SAP outage `failed`, more calls reaching SAP while it was down than the probes allowed, a first
+ * delivery after SAP came back later than one probe period and one reconciler period, or any hold opened while
+ * its downstream answered; 2 when the campaign itself could not run.
  *
  *   npm run soak                          # 5,000 records, 3 restarts
  *   npm run soak -- --records 500 --restarts 1 --seed 42
  *
  * Options: --records N, --flood N (of them, cases the flooding client sends first; default a quarter),
  * --restarts N, --concurrency N, --seed N, --max-tries N, --outage-seconds N (SAP down
- * this long, default 90; 0: none), --probe-seconds N (OUTAGE_PROBE_SECONDS, default 5),
- * --drain-seconds N, --stall-seconds N, --max-traffic-seconds N, --reconcile-after-seconds N,
+ * this long, default 90; 0: none), --probe-seconds N (OUTAGE_PROBE_SECONDS, default 2),
+ * --drain-seconds N, --stall-seconds N, --max-traffic-seconds N, --reconcile-after-seconds N (default 12),
+ * --reconcile-interval-seconds N (RECONCILE_INTERVAL_SECONDS, default 2),
  * --events-wait-seconds N (a stall of the events: none of the missing arrived for N s), --service-log-level
  * LEVEL, --keep-data.
  */
@@ -37,6 +39,7 @@ const { values } = parseArgs({
     'stall-seconds': { type: 'string' },
     'max-traffic-seconds': { type: 'string' },
     'reconcile-after-seconds': { type: 'string' },
+    'reconcile-interval-seconds': { type: 'string' },
     'events-wait-seconds': { type: 'string' },
     'service-log-level': { type: 'string' },
     'keep-data': { type: 'boolean' },
@@ -48,7 +51,8 @@ if (values.help) {
   process.stdout.write(
     'npm run soak -- [--records N] [--flood N] [--restarts N] [--concurrency N] [--seed N] [--max-tries N]\n' +
       '  [--outage-seconds N] [--probe-seconds N] [--drain-seconds N] [--stall-seconds N] [--max-traffic-seconds N]\n' +
-      '  [--reconcile-after-seconds N] [--events-wait-seconds N] [--service-log-level LEVEL] [--keep-data]\n',
+      '  [--reconcile-after-seconds N] [--reconcile-interval-seconds N] [--events-wait-seconds N]\n' +
+      '  [--service-log-level LEVEL] [--keep-data]\n',
   );
   process.exit(0);
 }
@@ -76,6 +80,12 @@ const options: SoakOptions = {
   stallSeconds: whole('stall-seconds', values['stall-seconds'], 1, 3_600),
   maxTrafficSeconds: whole('max-traffic-seconds', values['max-traffic-seconds'], 1, 24 * 3_600),
   reconcileAfterSeconds: whole('reconcile-after-seconds', values['reconcile-after-seconds'], 1, 3_600),
+  reconcileIntervalSeconds: whole(
+    'reconcile-interval-seconds',
+    values['reconcile-interval-seconds'],
+    1,
+    3_600,
+  ),
   eventsWaitSeconds: whole('events-wait-seconds', values['events-wait-seconds'], 0, 3_600),
   serviceLogLevel: values['service-log-level'],
   keepDataDir: values['keep-data'],

@@ -48,6 +48,8 @@ import {
   statusRecordsInStore,
 } from './events.ts';
 import { type FeedCounts, feedKept, feedUntilComplete } from './feed.ts';
+import { type HoldFigures, holdFigures } from './holdFigures.ts';
+import { createHoldWatch, pollHolds } from './holdWatch.ts';
 import {
   type LedgerCounts,
   type PlanResult,
@@ -87,10 +89,16 @@ export interface SoakOptions {
   /**
    * How long the SAP outage lasts (the sandbox switched down); 0: none. Default 90: five times as long as a
    * record's five attempts take at the campaign's 1 s backoff base (1 + 2 + 4 + 8 s, plus jitter): every record
-   * sent during it would be `failed` without the hold (CONTRACT 3, "Outages: waited out, not failed").
+   * sent during it would be `failed` without the hold (CONTRACT 3, "Outages: waited out, not failed"); and many
+   * times the probe period and the re-queue delay, so the held records' messages are handed back and re-queued
+   * again and again (their hidden time grows with the hold) while sales keep arriving, alone and several in one
+   * request (one `$batch`).
    */
   outageSeconds?: number;
-  /** OUTAGE_PROBE_SECONDS handed to the service: at most one probe per this many seconds while held. Default 5. */
+  /**
+   * OUTAGE_PROBE_SECONDS handed to the service: at most one probe per this many seconds while held. Default 2:
+   * short, so the outage spans many probe periods and the first delivery after it is due soon (holdFigures.ts).
+   */
   probeSeconds?: number;
   /** Bound of the quiet period (waiting until nothing is `accepted`). Default 180. */
   drainSeconds?: number;
@@ -100,10 +108,17 @@ export interface SoakOptions {
   maxTrafficSeconds?: number;
   /**
    * RECONCILE_AFTER_SECONDS handed to the service: its reconciler queues again a record left `accepted` by
-   * nobody for this long (checked every RECONCILE_INTERVAL_SECONDS, 5 here). Default 20: longer than a local
-   * intake request can run (the API functions' timeout is 10 s).
+   * nobody for this long. Default 12: just longer than a local intake request can run (the API functions'
+   * timeout is 10 s), so the outage spans several re-queue windows.
    */
   reconcileAfterSeconds?: number;
+  /**
+   * RECONCILE_INTERVAL_SECONDS handed to the service: its reconciler runs this often (the runs follow one another,
+   * so a run longer than this delays the next). Default 2, as short as a run over the campaign's thousands of
+   * open records and outboxes keeps up with on two cores. With the probe period it sets the goal of the first
+   * delivery after the outage.
+   */
+  reconcileIntervalSeconds?: number;
   /**
    * The wait for the state-change events at the webhook receiver after the look-ups ends once none of the missing
    * ones has arrived for this long (at most 4 times as long in all). Default 90: an event a SIGKILL left in a
@@ -125,6 +140,8 @@ export interface SoakReport extends LedgerCounts {
   ok: boolean;
   /** The SAP outage: calls that reached SAP against the probes allowed, records failed that were sent during it. */
   outage: OutageFigures;
+  /** The hold: the first delivery after SAP came back, holds opened while a downstream answered (holdFigures.ts). */
+  hold: HoldFigures & { salesDuringOutage: { alone: number; together: number } };
   /** Delivery calls each downstream received, and records per call. */
   calls: DeliveryCallFigures;
   seed: number;
@@ -153,8 +170,11 @@ export interface SoakReport extends LedgerCounts {
   dataDir?: string;
 }
 
-/** OUTAGE_AFTER_FAILURES handed to the service (the default). */
-const OUTAGE_AFTER_FAILURES = 5;
+/**
+ * OUTAGE_AFTER_FAILURES handed to the service: 3, below the default 5, so a hold opens soon, and any answers
+ * mistaken for failures (a Collections call answered in part) would open one too (holdFigures.ts).
+ */
+const OUTAGE_AFTER_FAILURES = 3;
 
 /** The service's ERP concurrency cap (serverless.yml's default): SAP calls that may be in flight as a hold opens. */
 const ERP_MAX_CONCURRENCY = 2;
@@ -188,11 +208,12 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     concurrency: options.concurrency ?? 12,
     maxTries: options.maxTries ?? 6,
     outageSeconds: options.outageSeconds ?? 90,
-    probeSeconds: options.probeSeconds ?? 5,
+    probeSeconds: options.probeSeconds ?? 2,
     drainSeconds: options.drainSeconds ?? 180,
     stallSeconds: options.stallSeconds ?? 60,
     maxTrafficSeconds: options.maxTrafficSeconds ?? 1_800,
-    reconcileAfterSeconds: options.reconcileAfterSeconds ?? 20,
+    reconcileAfterSeconds: options.reconcileAfterSeconds ?? 12,
+    reconcileIntervalSeconds: options.reconcileIntervalSeconds ?? 2,
     eventsWaitSeconds: options.eventsWaitSeconds ?? 90,
     serviceLogLevel: options.serviceLogLevel ?? 'WARN',
   };
@@ -240,10 +261,14 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     ),
   ) as Record<DeliveryService, FaultProxy>;
   const [port] = await freePorts(1);
+  // Hold openings, from the service's log lines and its hold items (holdWatch.ts).
+  const holdWatch = createHoldWatch();
+  let stopHoldPolls: (() => Promise<void>) | undefined;
   const service = createService({
     port,
     dataDir,
     log,
+    onLine: holdWatch.noteLine,
     env: {
       ERP_BASE_URL: sap.url,
       ERP_USERNAME: SAP_CREDENTIALS.username,
@@ -258,7 +283,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       // A record whose worker was killed mid-delivery is delivered again once its claim runs out (default 90 s).
       DELIVERY_LEASE_SECONDS: '30',
       RECONCILE_AFTER_SECONDS: String(settings.reconcileAfterSeconds),
-      RECONCILE_INTERVAL_SECONDS: '5',
+      RECONCILE_INTERVAL_SECONDS: String(settings.reconcileIntervalSeconds),
       LOCAL_API_PROXY_SQS: sqsProxy.endpoint,
       LOCAL_API_PROXY_DYNAMODB: dynamoProxy.endpoint,
       LOCAL_DELIVERY_PROXY_SQS: deliveryProxies.sqs.endpoint,
@@ -276,6 +301,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     );
     await service.start();
     log(`npm start ready on ${service.url}`);
+    stopHoldPolls = pollHolds(dataDir, holdWatch);
     chaos = startDownstreamChaos({ sap, salesforce });
 
     // ---- Traffic, with restarts and one SAP outage on the way.
@@ -291,7 +317,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       (_, i) => settings.records * ((i + 1) / (settings.restarts + 1) + (random.next() - 0.5) * 0.08),
     );
     /** The outage as it happened: when, and what reached SAP meanwhile. */
-    const outage = { from: 0, to: 0, calls: 0, deliveryCalls: 0 };
+    const outage = { from: 0, to: 0, calls: 0, deliveryCalls: 0, queuedAtStart: 0 };
     let outageEnded: Promise<void> | undefined;
     /** When each record's request was answered 200 (by token; the first such answer). */
     const answeredAt = new Map<string, number>();
@@ -318,17 +344,22 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         }
         if (!outageDone && planned >= settings.records * 0.6) {
           outageDone = true;
-          outage.from = Date.now();
-          outageEnded = chaos?.outage(settings.outageSeconds * 1000).then((state) => {
-            outage.to = Date.now();
-            outage.calls = state.callsWhileDown;
-            outage.deliveryCalls = state.deliveryCallsWhileDown;
+          outageEnded = chaos?.outage(settings.outageSeconds * 1000).then((run) => {
+            Object.assign(outage, {
+              from: run.from,
+              to: run.to,
+              calls: run.callsWhileDown,
+              deliveryCalls: run.deliveryCallsWhileDown,
+              queuedAtStart: run.queuedAtStart,
+            });
             log(
-              `SAP up again after ${settings.outageSeconds} s down: ${state.callsWhileDown} calls reached it ` +
-                `(${state.deliveryCallsWhileDown} delivery calls)`,
+              `SAP up again after ${settings.outageSeconds} s down: ${run.callsWhileDown} calls reached it ` +
+                `(${run.deliveryCallsWhileDown} delivery calls)`,
             );
           });
-          log(`SAP outage: the sandbox down (503 to everything) for ${settings.outageSeconds} s`);
+          log(
+            `SAP outage: the sandbox down (503 to everything) for ${settings.outageSeconds} s, once its queued faults are taken`,
+          );
         }
         if (Date.now() - lastLog >= 10_000) {
           lastLog = Date.now();
@@ -561,14 +592,41 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       sapDeliveryCalls(sap.requests, sap.servicePath),
       salesforceDeliveryCalls(salesforce.requests),
     );
+    await stopHoldPolls?.();
+    const during = (at: number | undefined) =>
+      at !== undefined && outage.from > 0 && at >= outage.from && at <= outage.to;
+    const salesDuringOutage = { alone: 0, together: 0 };
+    for (const { plan } of results) {
+      if (plan.op !== 'sale' || plan.fresh === 0) continue;
+      if (!during(answeredAt.get(plan.records[0]?.token ?? ''))) continue;
+      if (plan.records.length > 1) salesDuringOutage.together++;
+      else salesDuringOutage.alone++;
+    }
+    const holdReport = holdFigures({
+      outage,
+      createdAt: sap.registrations.map((registration) => Date.parse(registration.createdAt)),
+      sapCalls: sap.requests.flatMap((request, i) =>
+        request.method === 'POST' ? [{ at: sapTimes[i] ?? 0, status: request.status }] : [],
+      ),
+      waiting: outageReport.acceptedDuring,
+      probeSeconds: settings.probeSeconds,
+      reconcileSeconds: settings.reconcileIntervalSeconds,
+      openings: holdWatch.openings(),
+    });
+    if (outage.queuedAtStart > 0)
+      log(
+        `${outage.queuedAtStart} SAP fault(s) still queued as the outage began: its recovery may meet them`,
+      );
     const stats = service.stats();
     return {
       ok:
         promiseKept(counts) &&
         eventsKept(eventCheck.counts) &&
         feedKept(feedCheck.counts) &&
-        outageReport.kept,
+        outageReport.kept &&
+        holdReport.kept,
       outage: outageReport,
+      hold: { ...holdReport, salesDuringOutage },
       calls,
       seed,
       run,
@@ -610,6 +668,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
   } finally {
     weather.calm();
     chaos?.calm();
+    await stopHoldPolls?.();
     await service.stop().catch(() => {});
     await Promise.all([
       sqsProxy.stop(),

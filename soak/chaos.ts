@@ -12,13 +12,21 @@
  *   answered after the client's timeout), 401 / 403 REQUEST_LIMIT_EXCEEDED / 400 UNABLE_TO_LOCK_ROW, token and
  *   CSRF fetch failures, a few permanent refusals); in batched calls ($batch, Collections) whole-call failures,
  *   lost answers and one record's refusal (transient or for good); CSRF and OAuth tokens expired every few
- *   seconds; and one SAP outage (the sandbox's own switch) many times longer than a record's attempts take.
+ *   seconds; and one SAP outage (the sandbox's own switch) many times longer than a record's attempts take, which
+ *   begins once SAP's queued faults are taken and ends with none queued (its recovery is the service's own);
+ * - faults that fail a whole call are spaced: the downstream answers between any two (faultQueue.ts), so only the
+ *   outage may look like one to the hold;
+ * - bursts of Collections answers with some cases upserted and the others `UNABLE_TO_LOCK_ROW` (Salesforce up and
+ *   answering, rows locked by another integration's bulk load), nothing else failing at Salesforce meanwhile.
  */
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { OutageState } from '../sandbox/outage.ts';
 import type { SalesforceFault, SalesforceSandbox } from '../sandbox/salesforceSandbox.ts';
 import type { SapFault, SapSandbox } from '../sandbox/sapSandbox.ts';
+import type { LoggedRequest } from '../sandbox/server.ts';
 import type { FaultPolicy, ProxyFault } from '../testkit/faultProxy.ts';
+import { type CallKind, createFaultQueue } from './faultQueue.ts';
 
 export interface IntakeRates {
   error: number;
@@ -232,11 +240,80 @@ export interface DownstreamChaosOptions {
   batchShare?: number;
   /** Every how long CSRF and OAuth tokens expire. Default 6 s. */
   expireEveryMs?: number;
+  /** Every how long a burst of UNABLE_TO_LOCK_ROW begins at Salesforce (0: never). Default 30 s. */
+  lockBurstEveryMs?: number;
+  /** Collections calls a burst answers in part (some cases upserted, the others UNABLE_TO_LOCK_ROW). Default 3. */
+  lockBurstCalls?: number;
+}
+
+/** The requests of a SAP sandbox's log a queued fault waits for. */
+const sapCallKind = (request: LoggedRequest): CallKind | undefined => {
+  if (request.method === 'POST') return /\/\$batch(\?|$)/.test(request.path) ? 'batched' : 'single';
+  const fetch = String(request.headers['x-csrf-token'] ?? '').toLowerCase() === 'fetch';
+  return request.method === 'GET' && fetch ? 'fetch' : undefined;
+};
+
+/** The requests of a Salesforce sandbox's log a queued fault waits for. */
+const salesforceCallKind = (request: LoggedRequest): CallKind | undefined => {
+  if (request.method === 'PATCH') return /\/composite\/sobjects\//.test(request.path) ? 'batched' : 'single';
+  return request.method === 'POST' && /\/oauth2\//.test(request.path) ? 'fetch' : undefined;
+};
+
+/**
+ * Whether a fault fails the whole call (every record in it: the downstream did not answer), as opposed to an
+ * answer: a slow one, a refusal for good, or records refused one by one inside an answered batched call.
+ */
+const failsWholeCall = (fault: SapFault | SalesforceFault): boolean => {
+  if (fault.recordErrors) return false;
+  if (fault.status === 400) return (fault as SalesforceFault).errors?.[0]?.errorCode === 'UNABLE_TO_LOCK_ROW';
+  return (
+    fault.status !== undefined ||
+    Boolean(fault.dropConnection || fault.dropAnswer || fault.loseAnswer) ||
+    (fault.delayMs ?? 0) >= pastDownstreamTimeoutMs
+  );
+};
+
+/**
+ * How a burst answers a Collections call: by position (the sandbox ignores those past the call's end). A call
+ * carries at least two cases (a lone case goes by the single upsert), so each pattern leaves some upserted and
+ * locks some: the parts a hold must take for answers (CONTRACT 3: the downstream answered).
+ */
+const LOCK_PATTERNS = {
+  'all but the first': (position: number) => position > 0,
+  'every other': (position: number) => position % 2 === 0,
+} as const;
+
+const lockedInPart = (pattern: keyof typeof LOCK_PATTERNS): SalesforceFault => ({
+  on: 'collections',
+  recordErrors: Object.fromEntries(
+    Array.from({ length: 200 }, (_, position) => position)
+      .filter(LOCK_PATTERNS[pattern])
+      .map((position) => [position, [lockRow]]),
+  ),
+});
+
+/** The longest a burst waits for its Collections calls: other Salesforce faults wait while it lasts. */
+const lockBurstMaxMs = 15_000;
+
+/** After SAP comes back, its faults wait for its first stored registration, at most this long. */
+const recoveryQuietMaxMs = 60_000;
+
+/** The longest an outage waits for SAP's queued faults to be taken before it begins. */
+const outageQueueWaitMs = 15_000;
+
+/** The SAP outage as it happened: when, what reached SAP meanwhile, faults still queued as it began. */
+export interface OutageRun extends OutageState {
+  from: number;
+  to: number;
+  /** SAP faults still waiting in the sandbox as it went down (0 expected: the first call after it takes them). */
+  queuedAtStart: number;
 }
 
 /**
- * Starts queueing faults into the sandboxes, in proportion to the deliveries they receive (checked every 250 ms).
- * `outage(ms)`: SAP answers 503 to every delivery for that long.
+ * Starts queueing faults into the sandboxes, in proportion to the deliveries they receive (checked every 250 ms),
+ * whole-call failures spaced (faultQueue.ts), and bursts of Collections answers with cases locked in part.
+ * `outage(ms)`: SAP answers 503 to every delivery for that long; no fault of the campaign's waits for its first
+ * calls after it (the time to the first delivery after it is the service's own: holdFigures.ts).
  */
 export const startDownstreamChaos = (options: DownstreamChaosOptions) => {
   const { sap, salesforce } = options;
@@ -250,73 +327,109 @@ export const startDownstreamChaos = (options: DownstreamChaosOptions) => {
   let sapSeen = sap.requests.length;
   let sfSeen = salesforce.requests.length;
   let running = true;
+  const sapQueue = createFaultQueue();
+  const sfQueue = createFaultQueue();
+  /** No new SAP fault: the outage waits for the queued ones to be taken, and the recovery meets none. */
+  let sapQuiet = false;
+  let recovering: { since: number; registrations: number } | undefined;
+  const lockBurst = { left: 0, until: 0, calls: 0 };
 
-  /** Delivery calls among the requests since `from`: single ones (`single`) and batched ones (`batched`). */
-  const deliveries = (requests: { method: string; path: string }[], from: number, method: string) => {
-    const n = { single: 0, batched: 0 };
+  /** The kinds of the requests since `from`, in order. */
+  const callsSince = (
+    requests: LoggedRequest[],
+    from: number,
+    kindOf: (request: LoggedRequest) => CallKind | undefined,
+  ) => {
+    const kinds: CallKind[] = [];
     for (let i = from; i < requests.length; i++) {
-      if (requests[i].method !== method) continue;
-      if (/\/\$batch(\?|$)|\/composite\/sobjects\//.test(requests[i].path)) n.batched++;
-      else if (method === 'PATCH' || !/\/oauth2\//.test(requests[i].path)) n.single++;
+      const kind = kindOf(requests[i]);
+      if (kind) kinds.push(kind);
     }
-    return n;
+    return kinds;
   };
+  /** Queues `fault` in a sandbox unless it fails a whole call while the last such one is too recent. */
+  const plant = (
+    downstream: 'sap' | 'salesforce',
+    kind: CallKind,
+    fault: SapFault | SalesforceFault,
+    label = faultName(fault),
+  ): boolean => {
+    const queue = downstream === 'sap' ? sapQueue : sfQueue;
+    const fails = failsWholeCall(fault);
+    if (fails && !queue.mayFailCall()) {
+      count(`${downstream} whole-call failures left out (spaced)`);
+      return false;
+    }
+    if (downstream === 'sap') sap.inject(fault as SapFault);
+    else salesforce.inject(fault as SalesforceFault);
+    queue.planted(kind, fails);
+    count(`${downstream} ${label}`);
+    return true;
+  };
+  const sapActive = () => !sapQuiet && !sap.outage.isDown();
+  // While a burst lasts, Salesforce fails nothing else: it is up and answering, some cases locked.
+  const burstOn = () => lockBurst.left > 0 && Date.now() < lockBurst.until;
 
-  // Faults wait in the sandboxes until a delivery of their kind takes them: keep count, so that none pile up (a
-  // long queue of them would outlast the campaign's fault period).
-  const pending = { sap: 0, sapBatch: 0, sf: 0, sfBatch: 0 };
-  let sapAtExpiry = sap.requests.length;
-  let sfAtExpiry = salesforce.requests.length;
   const tick = setInterval(() => {
     if (!running) return;
-    const sapNew = deliveries(sap.requests, sapSeen, 'POST');
-    const sfNew = deliveries(salesforce.requests, sfSeen, 'PATCH');
+    const sapNew = callsSince(sap.requests, sapSeen, sapCallKind);
+    const sfNew = callsSince(salesforce.requests, sfSeen, salesforceCallKind);
     sapSeen = sap.requests.length;
     sfSeen = salesforce.requests.length;
-    pending.sap = Math.max(0, pending.sap - sapNew.single);
-    pending.sapBatch = Math.max(0, pending.sapBatch - sapNew.batched);
-    pending.sf = Math.max(0, pending.sf - sfNew.single);
-    pending.sfBatch = Math.max(0, pending.sfBatch - sfNew.batched);
-    if (!sap.outage.isDown()) {
-      for (let i = 0; i < sapNew.single; i++) {
-        if (pending.sap < 3 && Math.random() < share) {
-          const fault = sapTransient();
-          sap.inject(fault);
-          pending.sap++;
-          count(`sap ${faultName(fault)}`);
-        }
-      }
-      for (let i = 0; i < sapNew.batched; i++) {
-        if (pending.sapBatch < 2 && Math.random() < batchShare) {
-          const fault = sapBatchFault();
-          sap.inject(fault);
-          pending.sapBatch++;
-          count(`sap ${faultName(fault)}`);
-        }
+    for (const kind of sapNew) sapQueue.observe(kind);
+    for (const kind of sfNew) sfQueue.observe(kind);
+    if (
+      recovering &&
+      (sap.registrations.length > recovering.registrations ||
+        Date.now() - recovering.since > recoveryQuietMaxMs)
+    ) {
+      recovering = undefined;
+      sapQuiet = false;
+    }
+    if (sapActive()) {
+      for (const kind of sapNew) {
+        if (kind === 'single' && sapQueue.waiting('single') < 3 && Math.random() < share)
+          plant('sap', 'single', sapTransient());
+        if (kind === 'batched' && sapQueue.waiting('batched') < 2 && Math.random() < batchShare)
+          plant('sap', 'batched', sapBatchFault());
       }
     }
-    for (let i = 0; i < sfNew.single; i++) {
-      if (pending.sf >= 3) break;
-      if (Math.random() < permanentShare) {
-        salesforce.inject({ status: 400 });
-        pending.sf++;
-        count('salesforce 400 INVALID_INPUT (permanent)');
-      } else if (Math.random() < share) {
-        const fault = salesforceTransient();
-        salesforce.inject(fault);
-        pending.sf++;
-        count(`salesforce ${faultName(fault)}`);
+    if (burstOn()) {
+      if (sfQueue.waiting('batched') === 0) {
+        const pattern = lockBurst.calls % 2 === 0 ? 'all but the first' : 'every other';
+        const name = `collections answered in part, ${pattern} UNABLE_TO_LOCK_ROW`;
+        if (plant('salesforce', 'batched', lockedInPart(pattern), name)) {
+          lockBurst.left--;
+          lockBurst.calls++;
+        }
       }
+      return;
     }
-    for (let i = 0; i < sfNew.batched; i++) {
-      if (pending.sfBatch < 2 && Math.random() < batchShare) {
-        const fault = salesforceCollectionsFault();
-        salesforce.inject(fault);
-        pending.sfBatch++;
-        count(`salesforce ${faultName(fault)}`);
+    for (const kind of sfNew) {
+      if (kind === 'single' && sfQueue.waiting('single') < 3) {
+        if (Math.random() < permanentShare) {
+          salesforce.inject({ status: 400 });
+          sfQueue.planted('single', false);
+          count('salesforce 400 INVALID_INPUT (permanent)');
+        } else if (Math.random() < share) plant('salesforce', 'single', salesforceTransient());
       }
+      if (kind === 'batched' && sfQueue.waiting('batched') < 2 && Math.random() < batchShare)
+        plant('salesforce', 'batched', salesforceCollectionsFault());
     }
   }, 250);
+
+  const burstTimer =
+    (options.lockBurstEveryMs ?? 30_000) > 0
+      ? setInterval(() => {
+          if (!running || burstOn()) return;
+          lockBurst.left = options.lockBurstCalls ?? 3;
+          lockBurst.until = Date.now() + lockBurstMaxMs;
+          count('salesforce UNABLE_TO_LOCK_ROW bursts');
+        }, options.lockBurstEveryMs ?? 30_000)
+      : undefined;
+
+  let sapAtExpiry = sap.requests.length;
+  let sfAtExpiry = salesforce.requests.length;
   const expiry = setInterval(() => {
     if (!running) return;
     sap.expireCsrfTokens();
@@ -327,42 +440,54 @@ export const startDownstreamChaos = (options: DownstreamChaosOptions) => {
     // often as `share` of the delivery calls since the last expiry, at most 30 %: a failed fetch fails the
     // whole call, and with batching there are few calls (run of 2026-11-27: 13 of 38 SAP calls failed at a
     // flat 30 %, so a sale met a whole-call failure in one call of three and some spent all five tries).
-    const sapDelivered = deliveries(sap.requests, sapAtExpiry, 'POST');
-    const sfDelivered = deliveries(salesforce.requests, sfAtExpiry, 'PATCH');
-    const sapCalls = sapDelivered.single + sapDelivered.batched;
-    const sfCalls = sfDelivered.single + sfDelivered.batched;
+    const deliveryCalls = (kinds: CallKind[]) => kinds.filter((kind) => kind !== 'fetch').length;
+    const sapCalls = deliveryCalls(callsSince(sap.requests, sapAtExpiry, sapCallKind));
+    const sfCalls = deliveryCalls(callsSince(salesforce.requests, sfAtExpiry, salesforceCallKind));
     sapAtExpiry = sap.requests.length;
     sfAtExpiry = salesforce.requests.length;
-    if (Math.random() < Math.min(0.3, share * sapCalls)) {
-      const fault: SapFault =
-        Math.random() < 0.5 ? { on: 'csrf', status: 503 } : { on: 'csrf', dropConnection: true };
-      sap.inject(fault);
-      count(`sap ${faultName(fault)}`);
+    if (sapActive() && Math.random() < Math.min(0.3, share * sapCalls)) {
+      plant(
+        'sap',
+        'fetch',
+        Math.random() < 0.5 ? { on: 'csrf', status: 503 } : { on: 'csrf', dropConnection: true },
+      );
     }
-    if (Math.random() < Math.min(0.3, share * sfCalls)) {
-      const fault: SalesforceFault =
-        Math.random() < 0.5 ? { on: 'token', status: 500 } : { on: 'token', dropConnection: true };
-      salesforce.inject(fault);
-      count(`salesforce ${faultName(fault)}`);
+    if (!burstOn() && Math.random() < Math.min(0.3, share * sfCalls)) {
+      plant(
+        'salesforce',
+        'fetch',
+        Math.random() < 0.5 ? { on: 'token', status: 500 } : { on: 'token', dropConnection: true },
+      );
     }
   }, options.expireEveryMs ?? 6_000);
 
-  let outageTimer: NodeJS.Timeout | undefined;
+  let endOutage: (() => void) | undefined;
   return {
     /**
-     * SAP down for `ms` (the sandbox's own switch: every request answered 503 and counted); resolves once it is
-     * up again with what reached it meanwhile.
+     * SAP down for `ms` (the sandbox's own switch: every request answered 503 and counted), once the SAP faults
+     * queued before it have been taken (at most 15 s); resolves once it is up again with when and what reached
+     * it meanwhile. Its faults resume once it has stored a registration after it (at most 60 s).
      */
-    outage(ms: number): Promise<OutageState> {
+    async outage(ms: number): Promise<OutageRun> {
+      sapQuiet = true;
+      const waitUntil = Date.now() + outageQueueWaitMs;
+      while (running && sapQueue.waiting() > 0 && Date.now() < waitUntil) await sleep(250);
+      const queuedAtStart = sapQueue.waiting();
       sap.outage.setDown(true);
+      const from = Date.now();
       count('sap outages');
-      return new Promise((resolve) => {
-        outageTimer = setTimeout(() => {
-          const state = sap.outage.state();
-          sap.outage.setDown(false);
-          resolve(state);
-        }, ms);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        endOutage = () => {
+          clearTimeout(timer);
+          resolve();
+        };
       });
+      const state = sap.outage.state();
+      sap.outage.setDown(false);
+      const to = Date.now();
+      recovering = { since: to, registrations: sap.registrations.length };
+      return { ...state, from, to, queuedAtStart };
     },
     counts: () => ({ ...counts }),
     /** No more faults (those already queued are still used up by the next deliveries); SAP up again. */
@@ -370,7 +495,8 @@ export const startDownstreamChaos = (options: DownstreamChaosOptions) => {
       running = false;
       clearInterval(tick);
       clearInterval(expiry);
-      if (outageTimer) clearTimeout(outageTimer);
+      if (burstTimer) clearInterval(burstTimer);
+      endOutage?.();
       sap.outage.setDown(false);
     },
   };

@@ -7,6 +7,13 @@ const perCall = (records: number, calls: number) => (calls === 0 ? '-' : (record
 
 const flag = (value: number) => (value === 0 ? `${value}` : `${value}  <-- broken promise`);
 
+/** Seconds to the first delivery after the outage against its goal, flagged above it. */
+const firstDelivery = (report: SoakReport): string => {
+  const { firstDeliverySeconds: at, firstDeliveryGoalSeconds: goal, recoveredInTime } = report.hold;
+  const text = at === null ? 'none' : `${at} s`;
+  return `${text} (goal ${goal} s: probe period + reconciler period)${recoveredInTime ? '' : '  <-- later than the goal'}`;
+};
+
 export const reportTable = (report: SoakReport): string => {
   const { records, violations } = report;
   const answers = Object.entries(report.answers)
@@ -80,6 +87,20 @@ export const reportTable = (report: SoakReport): string => {
     row('  calls at (s into the outage)', report.outage.callSeconds.join(' ') || '-'),
     row('  records accepted during it', report.outage.acceptedDuring),
     row('  of which failed', flag(report.outage.failedDuring)),
+    row(
+      '  sales sent during it',
+      `${report.hold.salesDuringOutage.alone} alone, ${report.hold.salesDuringOutage.together} requests of several`,
+    ),
+    row('first delivery after SAP came back', firstDelivery(report)),
+    row(
+      '  first delivery call after it',
+      report.hold.firstCallSeconds === null
+        ? '-'
+        : `${report.hold.firstCallSeconds} s, answered ${report.hold.firstCallStatus || 'nothing'}`,
+    ),
+    row('holds opened while the downstream answered', flag(report.hold.openedWhileAnswering)),
+    ...report.hold.openedWhileAnsweringAt.map((at) => row('  opened', at)),
+    row('hold openings seen', faults(report.hold.openings)),
     row(
       'npm start SIGKILLs / starts',
       `${report.restarts.kills} / ${report.restarts.starts} (unexpected exits ${report.restarts.unexpectedExits})`,

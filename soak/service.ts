@@ -18,6 +18,8 @@ export interface ServiceOptions {
   /** The service's settings (ERP_BASE_URL, DELIVERY_*, LOCAL_API_PROXY_*, ...), on top of a clean environment. */
   env: Record<string, string>;
   log: (line: string) => void;
+  /** Every whole line the service writes (stdout and stderr): for what its log says (holdWatch.ts). */
+  onLine?: (line: string) => void;
 }
 
 export interface Service {
@@ -104,14 +106,26 @@ export const createService = (options: ServiceOptions): Service => {
     });
     child = spawned;
     let stdout = '';
+    // Each stream's unfinished last line, until its end comes (chunks split lines anywhere).
+    const partial = { out: '', err: '' };
+    const lines = (stream: 'out' | 'err', chunk: Buffer) => {
+      if (!options.onLine) return;
+      const parts = (partial[stream] + chunk.toString()).split('\n');
+      partial[stream] = parts.pop() ?? '';
+      for (const line of parts) options.onLine(line);
+    };
     const collect = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-outputLimit);
     };
     spawned.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       collect(chunk);
+      lines('out', chunk);
     });
-    spawned.stderr?.on('data', collect);
+    spawned.stderr?.on('data', (chunk: Buffer) => {
+      collect(chunk);
+      lines('err', chunk);
+    });
     const exited = new Promise<void>((resolve) => spawned.once('exit', () => resolve()));
     let ready = false;
     exited.then(() => {
