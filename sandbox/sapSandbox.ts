@@ -81,6 +81,8 @@ export interface SapSandbox {
   /** Every request received, in order. */
   requests: LoggedRequest[];
   inject(...faults: SapFault[]): void;
+  /** Forgets the faults injected and not yet used. */
+  clearFaults(): void;
   /** Invalidates every CSRF token issued so far, as a session timeout or an ERP restart does. */
   expireCsrfTokens(): void;
   /** The outage switch (also `POST /_sandbox/outage`): while down every service request gets 503 and is counted. */
@@ -326,6 +328,9 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
     requests: server.requests,
     inject: (...more) => {
       faults.push(...more);
+    },
+    clearFaults: () => {
+      faults.length = 0;
     },
     expireCsrfTokens: () => tokens.clear(),
     outage,

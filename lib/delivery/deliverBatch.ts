@@ -137,9 +137,9 @@ interface Delivery {
 }
 
 /**
- * One downstream's messages of the batch, call by call: before each call the hold is asked (the first from this
- * instance's short cache, every later one read fresh, so a hold this batch's own call or another instance opened
- * stops it); held: the rest go back unclaimed; a due probe: this call is it. After a call that failed whole the
+ * One downstream's messages of the batch, call by call: before each call the hold is read (fresh, so a hold this
+ * batch's own call or another instance opened stops it); held: the rest go back unclaimed; a due probe: this call
+ * is it. After a call that failed whole the
  * later calls are not made, their messages handed back unclaimed.
  */
 const deliverToOneDownstream = async (
@@ -164,7 +164,9 @@ const deliverToOneDownstream = async (
     let start = 0;
     while (start < reads.length) {
       const at = clock();
-      const permit = await holds.mayDeliver(downstream, at, { fresh: start > 0 });
+      // Read fresh before every call, never from the cache: nothing but the probe reaches a held downstream, also
+      // when another instance opened the hold a moment ago (one consistent read per call of up to 50 or 200).
+      const permit = await holds.mayDeliver(downstream, at, { fresh: true });
       if (!permit.deliver) {
         place(start, await holdBack(reads.slice(start), permit, downstream, batch, at, probeSeconds));
         break;

@@ -50,12 +50,12 @@ const stateOf = (hold: HoldRecord): HoldState =>
  * (lib/outage/rules.ts), and a short cache of what this instance last read.
  *
  * What the cache saves: a delivery that changes nothing (a success with no failure streak, the usual case)
- * costs no read and no write of the hold; without it every delivery would pay a read (or, written blindly, a
- * write) on the same item. Every change is computed on a consistent read and written conditionally, so the cache
- * never makes two instances disagree. What it risks, for at most `cacheSeconds` after another instance wrote:
- * a success that does not reset a streak another instance began (a hold may then open after a success, and
- * closes at the next probe), and calls that still go out just after another instance opened the hold. A probe's
- * grant is always a conditional write, so probe spacing does not depend on the cache.
+ * costs no further read and no write of the hold. Every change is computed on a consistent read and written
+ * conditionally, so the cache never makes two instances disagree. The worker asks for its permits fresh (one
+ * consistent read per call), so no call but the probe goes out to a downstream another instance has held; what the
+ * cache still risks, for at most `cacheSeconds` after another instance wrote, is a success that does not reset a
+ * streak another instance began. A probe's grant is always a conditional write, so probe spacing does not depend on
+ * the cache.
  *
  * @example
  * const holds = createDownstreamHolds();

@@ -153,7 +153,8 @@ export interface OutageSettings {
   apiUsageShare: number;
   /**
    * `OUTAGE_STATE_CACHE_SECONDS` (default 5, 0 = always read): how long a worker instance trusts the hold it last
-   * read before a success or a permit reads it again. See lib/outage/hold.ts for what it saves and risks.
+   * read before a success reads it again (a permit is always read fresh). See lib/outage/hold.ts for what it saves
+   * and risks.
    */
   cacheSeconds: number;
 }
