@@ -1,7 +1,7 @@
 import type { StatusRecord } from '../records/types.ts';
 import type { CallOptions } from '../store/statusRecords.ts';
 import {
-  getStatusRecord,
+  getRecordState,
   isContentAlias,
   noteLatestGeneration,
   putStatusRecordIfAbsent,
@@ -41,10 +41,10 @@ const ownWrite = (status: StatusRecord, candidate: StatusRecord) =>
  * it, with the same conditional write, and queues it if its write is the one that created it.
  */
 const recordNamed = async (id: string, content: ContentToAccept): Promise<ContentOutcome> => {
-  if (await getStatusRecord(id, content.options)) return { id };
+  if (await getRecordState(id, content.options)) return { id };
   const candidate = content.fresh(id);
   if (await putStatusRecordIfAbsent(candidate, content.options)) return { id, created: candidate };
-  const stored = await getStatusRecord(id, content.options);
+  const stored = await getRecordState(id, content.options);
   return stored && ownWrite(stored, candidate) ? { id, created: stored } : { id };
 };
 
