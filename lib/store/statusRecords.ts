@@ -38,6 +38,9 @@ export const getStatusRecords = async (
   return new Map([...items].map(([pk, item]) => [pk, fromItem(item)]));
 };
 
+/** A status record as read without its personal fields (`record`). */
+export type RecordState = Omit<StatusRecord, 'record'>;
+
 /** What stands at an id, read consistently: everything, or (`withoutPersonalFields`) all but `record`. */
 const readSlot = async (
   id: string,
@@ -71,7 +74,7 @@ const readSlot = async (
 export const readContentSlot = (
   id: string,
   options: CallOptions = {},
-): Promise<StatusRecord | ContentAlias | undefined> =>
+): Promise<RecordState | ContentAlias | undefined> =>
   readSlot(id, { ...options, withoutPersonalFields: true });
 
 /**
@@ -81,7 +84,7 @@ export const readContentSlot = (
  * const slot = await readContentSlot(firstId);
  * const id = slot && isContentAlias(slot) ? slot.aliasOf : slot?.id;
  */
-export const isContentAlias = (slot: StatusRecord | ContentAlias): slot is ContentAlias => 'aliasOf' in slot;
+export const isContentAlias = (slot: RecordState | ContentAlias): slot is ContentAlias => 'aliasOf' in slot;
 
 /**
  * Reads one status record, whole (a consistent read), or undefined (also for a content alias, which is no record).
@@ -107,7 +110,7 @@ export const getStatusRecord = async (
 export const getRecordState = async (
   id: string,
   options: CallOptions = {},
-): Promise<Omit<StatusRecord, 'record'> | undefined> => {
+): Promise<RecordState | undefined> => {
   const slot = await readContentSlot(id, options);
   return slot && !isContentAlias(slot) ? slot : undefined;
 };
