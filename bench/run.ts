@@ -10,9 +10,11 @@
  *   node bench/run.ts batched    # batched delivery: calls per record, lone-record latency (bench/batchedDelivery.ts)
  *   node bench/run.ts outage [--outage-records 1000,10000]   # drain after an outage (bench/outageDrain.ts)
  *   node bench/run.ts fair [--fair-records 10000,100000]     # fair share between clients (bench/fairShare.ts)
+ *   node bench/run.ts cold [--samples 11] [--cold-label <what>]   # cold start alone (bench/coldStart.ts)
  *
  * Progress goes to stderr, the tables to stdout. A whole run writes bench/RESULTS.md; `cost` and `capacity` alone
- * replace only their own section of it, as do `batched`, `outage` and `fair`.
+ * replace only their own section of it, as do `batched`, `outage` and `fair`; `cold` writes a section per label
+ * (`--cold-label`), so that a change's cold start before and after stand side by side.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -71,11 +73,13 @@ const { values: args, positionals } = parseArgs({
     'outage-records': { type: 'string', default: '1000,10000' },
     // 100,000 takes about half an hour per poller on a 2-core machine: an option, not the default.
     'fair-records': { type: 'string', default: '10000' },
+    // What a `cold` run measures (e.g. the change it comes before or after): its section's title.
+    'cold-label': { type: 'string', default: 'latest' },
   },
 });
 const samples = Number(args.samples);
 const records = Number(args.records);
-const parts = ['local', 'cost', 'capacity', 'batched', 'outage', 'fair'];
+const parts = ['local', 'cost', 'capacity', 'batched', 'outage', 'fair', 'cold'];
 if (positionals.some((p) => !parts.includes(p)) || positionals.length > 1)
   throw new Error(`unknown argument: ${positionals.join(' ')} (one of ${parts.join(', ')}, or none)`);
 const localOnly = positionals.includes('local');
@@ -85,6 +89,7 @@ const batchedOnly = positionals.includes('batched');
 const outageOnly = positionals.includes('outage');
 const outageSizes = args['outage-records'].split(',').map(Number);
 const fairOnly = positionals.includes('fair');
+const coldOnly = positionals.includes('cold');
 const fairSizes = args['fair-records'].split(',').map(Number);
 const localSettings = {
   ...defaultLocalStackSettings,
@@ -290,6 +295,52 @@ if (batchedOnly || outageOnly) {
   process.exit(0);
 }
 
+/** The cold-start rows of the table: import + build handler per function, then the bundles' sizes. */
+const coldStartRows = (cold: Awaited<ReturnType<typeof measureColdStart>>): ResultRow[] => [
+  ...cold.map((row) => {
+    const r = row.oursMs / row.baselineMs;
+    const noSchema = row.schemasCompiled === 0;
+    return {
+      benchmark: `cold start ${row.name}: import + build handler (median of ${row.oursSamples.length} fresh processes)`,
+      ours: ms(row.oursMs),
+      baseline: noSchema ? `${ms(row.baselineMs)} (same bundle: no schema)` : ms(row.baselineMs),
+      ratio: ratio(r),
+      target: noSchema ? 'n/a' : `≤ ${TARGET.coldStartRatio.toFixed(2)}x`,
+      met: noSchema ? '—' : yesNo(r <= TARGET.coldStartRatio),
+    };
+  }),
+  ...cold.map((row) => ({
+    benchmark: `bundle size ${row.name} (entry .mjs; zip, chunks included)`,
+    ours: `${kib(row.oursBytes)}; ${kib(row.oursZipBytes)}`,
+    baseline: `${kib(row.baselineBytes)}; ${kib(row.baselineZipBytes)}`,
+    ratio: ratio(row.oursBytes / row.baselineBytes),
+    target: '—',
+    met: '—',
+  })),
+];
+
+if (coldOnly) {
+  const label = args['cold-label'];
+  const cold = await phase(
+    'cold start',
+    `cold start alone (${label}): bundling, ${samples} fresh processes per bundle…`,
+    () => measureColdStart(samples),
+  );
+  const others = phases.at(-1)?.others;
+  const footer =
+    `Written by \`npm run bench -- cold --samples ${samples} --cold-label "${label}"\` on ${partFooter((performance.now() - started) / 1000)} ` +
+    `Other work meanwhile: ${others === undefined ? '?' : others.toFixed(2)} cores' worth.`;
+  const body = `${resultTable(coldStartRows(cold))}\n\n${footer}`;
+  console.log(body);
+  const name = `cold-${label
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')}`;
+  await writeSection(name, `Cold start alone: ${label}`, body);
+  progress(`wrote the ${name} section of bench/RESULTS.md`);
+  process.exit(0);
+}
+
 const cold = await phase('cold start', `cold start: bundling, ${samples} fresh processes per bundle…`, () =>
   measureColdStart(samples),
 );
@@ -347,28 +398,7 @@ progress(`done in ${seconds.toFixed(0)} s`);
 
 const rows: ResultRow[] = [];
 
-for (const row of cold) {
-  const r = row.oursMs / row.baselineMs;
-  const noSchema = row.schemasCompiled === 0;
-  rows.push({
-    benchmark: `cold start ${row.name}: import + build handler (median of ${row.oursSamples.length} fresh processes)`,
-    ours: ms(row.oursMs),
-    baseline: noSchema ? `${ms(row.baselineMs)} (same bundle: no schema)` : ms(row.baselineMs),
-    ratio: ratio(r),
-    target: noSchema ? 'n/a' : `≤ ${TARGET.coldStartRatio.toFixed(2)}x`,
-    met: noSchema ? '—' : yesNo(r <= TARGET.coldStartRatio),
-  });
-}
-for (const row of cold) {
-  rows.push({
-    benchmark: `bundle size ${row.name} (entry .mjs; zip, chunks included)`,
-    ours: `${kib(row.oursBytes)}; ${kib(row.oursZipBytes)}`,
-    baseline: `${kib(row.baselineBytes)}; ${kib(row.baselineZipBytes)}`,
-    ratio: ratio(row.oursBytes / row.baselineBytes),
-    target: '—',
-    met: '—',
-  });
-}
+rows.push(...coldStartRows(cold));
 
 const totalCalls = (calls: CallCounts) => Object.values(calls).reduce((sum, c) => sum + c.calls, 0);
 

@@ -66,12 +66,15 @@ const webhookClients = (config, { stage }) => {
 
 const arnOf = (id) => ({ 'Fn::GetAtt': [id, 'Arn'] });
 
+/** The records table's key of a client's webhook flag: the same as lib/webhooks/disabledWebhooks.ts webhookFlagKey. */
+const webhookFlagKey = (client) => `webhook#${client}`;
+
 /** The prefix of every client's webhook secret of a stage (lib/webhooks/awsSecrets.ts reads `<prefix><client>`). */
 const secretsPrefix = (service, stage) => `${service}/${stage}/webhooks/`;
 
 /**
  * The dispatcher's role: exactly its calls (tests/deploy/roles.test.ts checks them against what it does). Made for
- * every stage, as serverless.yml's function names it; with no webhook client it may read no secret.
+ * every stage, as serverless.yml's function names it; with no webhook client it may read no secret and no item.
  */
 const dispatcherRole = (clients, { service, stage }) => {
   const statements = [
@@ -95,18 +98,31 @@ const dispatcherRole = (clients, { service, stage }) => {
       ],
       Resource: [arnOf(IDS.queue)],
     },
-    // A client's webhook flag (`webhook#<client>`): read for each event, written on a 410.
-    { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:PutItem'], Resource: [arnOf('RecordsTable')] },
   ];
   if (clients.length > 0)
-    statements.push({
-      Effect: 'Allow',
-      Action: ['secretsmanager:GetSecretValue'],
-      // Secrets Manager adds 6 random characters to a secret's ARN.
-      Resource: clients.map((client) => ({
-        'Fn::Sub': `arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:${secretsPrefix(service, stage)}${client.name}-??????`,
-      })),
-    });
+    statements.push(
+      // Its clients' webhook flags (`webhook#<client>`, lib/webhooks/disabledWebhooks.ts): read for each event,
+      // written on a 410. No other item of the records table: no record, no hold, no feed entry (IAM's LeadingKeys).
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+        Resource: [arnOf('RecordsTable')],
+        Condition: {
+          'ForAllValues:StringEquals': {
+            'dynamodb:LeadingKeys': clients.map((client) => webhookFlagKey(client.name)),
+          },
+          Null: { 'dynamodb:LeadingKeys': 'false' },
+        },
+      },
+      {
+        Effect: 'Allow',
+        Action: ['secretsmanager:GetSecretValue'],
+        // Secrets Manager adds 6 random characters to a secret's ARN.
+        Resource: clients.map((client) => ({
+          'Fn::Sub': `arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:${secretsPrefix(service, stage)}${client.name}-??????`,
+        })),
+      },
+    );
   return {
     Type: 'AWS::IAM::Role',
     Properties: {
@@ -185,4 +201,5 @@ module.exports.generate = generate;
 module.exports.webhookClients = webhookClients;
 module.exports.webhookIds = webhookIds;
 module.exports.secretsPrefix = secretsPrefix;
+module.exports.webhookFlagKey = webhookFlagKey;
 module.exports.constants = { EVENT_SOURCE, RECORD_STATE_CHANGED, LOCAL_STAGE, IDS };

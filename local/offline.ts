@@ -6,6 +6,8 @@ import { localStage, oslsScript, projectRoot } from './project.ts';
 
 const guard = new URL('./orphanGuard.ts', import.meta.url).href;
 const warmPool = new URL('./warmPool.ts', import.meta.url).href;
+// The body as API Gateway hands it to the handlers: the text as received (local/rawBody.ts says why).
+const rawBody = new URL('./rawBody.ts', import.meta.url).href;
 const outputLimit = 64 * 1024;
 
 export interface OfflineExit {
@@ -37,7 +39,19 @@ export function describeExit({ code, signal, error }: OfflineExit): string {
 export function startOffline(env: NodeJS.ProcessEnv, debug: boolean): OfflineProcess {
   const child = spawn(
     process.execPath,
-    ['--import', guard, '--import', warmPool, oslsScript, 'offline', 'start', '--stage', localStage],
+    [
+      '--import',
+      guard,
+      '--import',
+      warmPool,
+      '--import',
+      rawBody,
+      oslsScript,
+      'offline',
+      'start',
+      '--stage',
+      localStage,
+    ],
     {
       cwd: projectRoot,
       env: { ...env, LOCAL_STACK_PARENT_FD: '3' },

@@ -62,10 +62,24 @@ const expressionAttributes = (expression: unknown, names: Record<string, unknown
   return found;
 };
 
+/** The partition key of the records table, the one table of the template: `dynamodb:LeadingKeys` holds its values. */
+const PARTITION_KEY = 'pk';
+
+/** The partition key values an item operation names: its Key's or Item's, or every key of a batch's. */
+const leadingKeys = (spec: Body): string[] =>
+  [record(spec.Key), record(spec.Item), ...(Array.isArray(spec.Keys) ? spec.Keys.map(record) : [])].flatMap(
+    (key) => {
+      const value = record(key[PARTITION_KEY]);
+      return typeof value.S === 'string' ? [value.S] : [];
+    },
+  );
+
 /**
  * The condition keys IAM evaluates for a DynamoDB read or write (DynamoDB developer guide, "Using IAM policy
  * conditions for fine-grained access control"): `dynamodb:Attributes` (the key's and every expression's top-level
- * names), `dynamodb:Select` (as asked; a read naming no attributes asks for all of them) and `dynamodb:ReturnValues`.
+ * names), `dynamodb:Select` (as asked; a read naming no attributes asks for all of them), `dynamodb:ReturnValues`,
+ * and `dynamodb:LeadingKeys` (the partition key values of the items an item operation names; a Query's or a Scan's
+ * are not read here: the roles grant Query on indexes only, and no Scan, and guard neither by leading keys).
  */
 const dynamodbContext = (operation: string, spec: Body): Record<string, string[]> => {
   const names = record(spec.ExpressionAttributeNames);
@@ -96,6 +110,12 @@ const dynamodbContext = (operation: string, spec: Body): Record<string, string[]
   if (select) context['dynamodb:Select'] = [select];
   if (['PutItem', 'UpdateItem', 'DeleteItem'].includes(operation))
     context['dynamodb:ReturnValues'] = [typeof spec.ReturnValues === 'string' ? spec.ReturnValues : 'NONE'];
+  if (
+    ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'].includes(
+      operation,
+    )
+  )
+    context['dynamodb:LeadingKeys'] = [...new Set(leadingKeys(spec))];
   return context;
 };
 
@@ -166,7 +186,11 @@ const dynamodbActions = (operation: string, body: Body): AuthorisedAction[] => {
       Object.entries(record(item)).map(([kind, spec]) => {
         const action = TRANSACT_ITEM_ACTIONS[kind];
         if (!action) throw new Error(`${operation}: unknown item kind ${kind}`);
-        return { action: `dynamodb:${action}`, resource: table(record(spec).TableName) };
+        return {
+          action: `dynamodb:${action}`,
+          resource: table(record(spec).TableName),
+          context: dynamodbContext(action, record(spec)),
+        };
       }),
     );
   }

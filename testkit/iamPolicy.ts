@@ -3,8 +3,9 @@
  * IAM simulator (such as @cloud-copilot/iam-simulate, AGPL, with its whole action and condition database): the
  * roles here are plain Allow statements of actions on resource ARNs, and a comparison with the recorded calls
  * needs exactly IAM's rules for those (wildcards `*` and `?`, actions without regard to case, an explicit Deny
- * wins), and the few condition operators the roles use (`StringEquals`, `StringEqualsIfExists`,
- * `ForAllValues:StringEquals`, `Bool`) on the request's context. Whatever it does not evaluate (other operators,
+ * wins), and the few condition operators the roles use (`StringEquals`, `StringEqualsIfExists`, `StringLike`,
+ * `ForAllValues:StringEquals`, `ForAllValues:StringLike`, `ForAllValues:StringNotLike`, `Bool`, `Null`) on the
+ * request's context. Whatever it does not evaluate (other operators,
  * NotAction, NotResource, managed policies, permissions boundaries) makes it throw rather than guess, so a role it
  * cannot read never passes.
  */
@@ -23,7 +24,16 @@ export interface PolicyStatement {
 }
 
 /** The condition operators this checker evaluates. */
-const OPERATORS = new Set(['StringEquals', 'StringEqualsIfExists', 'ForAllValues:StringEquals', 'Bool']);
+const OPERATORS = new Set([
+  'StringEquals',
+  'StringEqualsIfExists',
+  'StringLike',
+  'ForAllValues:StringEquals',
+  'ForAllValues:StringLike',
+  'ForAllValues:StringNotLike',
+  'Bool',
+  'Null',
+]);
 
 /** What IAM authorises: an action on a resource ARN (`*` for actions that take no resource). */
 export interface IamRequest {
@@ -124,7 +134,14 @@ const grants = (statement: PolicyStatement, request: IamRequest): boolean =>
   statement.actions.some((action) => iamGlob(action, true).test(request.action)) &&
   statement.resources.some((resource) => iamGlob(resource).test(request.resource));
 
-/** Whether a statement's conditions hold for the request's context (IAM: every operator and key must). */
+/** Whether a value matches one of a condition's patterns (`*`, `?`; case matters, as in IAM's StringLike). */
+const like = (value: string, patterns: string[]) => patterns.some((pattern) => iamGlob(pattern).test(value));
+
+/**
+ * Whether a statement's conditions hold for the request's context (IAM: every operator and key must). As in IAM, a
+ * `ForAllValues:` operator holds for a key the request does not carry: a role relying on one grants only actions
+ * whose requests always carry the key (the leading keys of item operations).
+ */
 const conditionsHold = (statement: PolicyStatement, context: Record<string, string[]>): boolean =>
   Object.entries(statement.conditions ?? {}).every(([operator, keys]) =>
     Object.entries(keys).every(([key, allowed]) => {
@@ -132,6 +149,15 @@ const conditionsHold = (statement: PolicyStatement, context: Record<string, stri
       switch (operator) {
         case 'ForAllValues:StringEquals':
           return (values ?? []).every((value) => allowed.includes(value));
+        case 'ForAllValues:StringLike':
+          return (values ?? []).every((value) => like(value, allowed));
+        case 'ForAllValues:StringNotLike':
+          return (values ?? []).every((value) => !like(value, allowed));
+        case 'StringLike':
+          return values?.some((value) => like(value, allowed)) ?? false;
+        case 'Null':
+          // `true`: the key must be absent; `false`: present.
+          return allowed.includes(String(values === undefined));
         case 'StringEqualsIfExists':
           return values === undefined || values.some((value) => allowed.includes(value));
         default:
@@ -151,7 +177,9 @@ export const isAllowed = (statements: PolicyStatement[], request: IamRequest): b
   );
 
 /**
- * The grants (`action on resource` of each Allow statement) that no request uses.
+ * The grants (`action on resource` of each Allow statement) that no request uses. A request uses a statement's grant
+ * only when the statement's conditions hold for it: a statement for one key shape (its leading keys) that no call
+ * touches is unused, though another statement lets the same action reach other keys.
  *
  * @example
  * unusedGrants(statements, [{ action: 'dynamodb:GetItem', resource: tableArn }]); // ['dynamodb:UpdateItem on arn:…']
@@ -165,9 +193,15 @@ export const unusedGrants = (statements: PolicyStatement[], requests: IamRequest
           .filter(
             (resource) =>
               !requests.some(
-                (r) => iamGlob(action, true).test(r.action) && iamGlob(resource).test(r.resource),
+                (r) =>
+                  iamGlob(action, true).test(r.action) &&
+                  iamGlob(resource).test(r.resource) &&
+                  conditionsHold(s, r.context ?? {}),
               ),
           )
-          .map((resource) => `${action} on ${resource}`),
+          .map(
+            (resource) =>
+              `${action} on ${resource}${s.conditions ? ` if ${JSON.stringify(s.conditions)}` : ''}`,
+          ),
       ),
     );

@@ -1,7 +1,7 @@
 import type { StatusRecord } from '../records/types.ts';
-import type { CallOptions } from '../store/statusRecords.ts';
+import type { CallOptions, RecordState } from '../store/statusRecords.ts';
 import {
-  getStatusRecord,
+  getRecordState,
   isContentAlias,
   noteLatestGeneration,
   putStatusRecordIfAbsent,
@@ -31,8 +31,11 @@ export interface ContentOutcome {
 const withinWindow = (status: { acceptedAt: string }, now: Date) =>
   now.getTime() - Date.parse(status.acceptedAt) < DUPLICATE_WINDOW_MS;
 
-/** Our own write: the conditional put landed, its answer was lost, and the AWS client's retry found it taken. */
-const ownWrite = (status: StatusRecord, candidate: StatusRecord) =>
+/**
+ * Our own write: the conditional put landed, its answer was lost, and the AWS client's retry found it taken. What
+ * stands there is then the candidate itself, which the caller returns (the read leaves out the personal fields).
+ */
+const ownWrite = (status: RecordState, candidate: StatusRecord) =>
   status.requestId === candidate.requestId && status.acceptedAt === candidate.acceptedAt;
 
 /**
@@ -41,11 +44,11 @@ const ownWrite = (status: StatusRecord, candidate: StatusRecord) =>
  * it, with the same conditional write, and queues it if its write is the one that created it.
  */
 const recordNamed = async (id: string, content: ContentToAccept): Promise<ContentOutcome> => {
-  if (await getStatusRecord(id, content.options)) return { id };
+  if (await getRecordState(id, content.options)) return { id };
   const candidate = content.fresh(id);
   if (await putStatusRecordIfAbsent(candidate, content.options)) return { id, created: candidate };
-  const stored = await getStatusRecord(id, content.options);
-  return stored && ownWrite(stored, candidate) ? { id, created: stored } : { id };
+  const stored = await getRecordState(id, content.options);
+  return stored && ownWrite(stored, candidate) ? { id, created: candidate } : { id };
 };
 
 /**
@@ -65,7 +68,7 @@ export const acceptContent = async (content: ContentToAccept): Promise<ContentOu
   if (await putStatusRecordIfAbsent(first, options)) return { id: firstId, created: first };
 
   const stored = await readContentSlot(firstId, options);
-  if (stored && !isContentAlias(stored) && ownWrite(stored, first)) return { id: firstId, created: stored };
+  if (stored && !isContentAlias(stored) && ownWrite(stored, first)) return { id: firstId, created: first };
   let generation = stored?.latestGeneration ?? 0;
   let current = generation === 0 ? stored : await readContentSlot(generationId(firstId, generation), options);
   for (let tries = 0; tries < MAX_GENERATIONS_PER_REQUEST; tries++) {
@@ -81,7 +84,7 @@ export const acceptContent = async (content: ContentToAccept): Promise<ContentOu
     current = await readContentSlot(candidate.id, options);
     if (current && !isContentAlias(current) && ownWrite(current, candidate)) {
       await noteLatestGeneration(firstId, generation, options, now);
-      return { id: candidate.id, created: current };
+      return { id: candidate.id, created: candidate };
     }
   }
   throw new Error(`content ${firstId}: no free generation within ${MAX_GENERATIONS_PER_REQUEST} tries`);

@@ -1,5 +1,5 @@
-import type { ContentAlias, StatusRecord } from '../records/types.ts';
-import type { CallOptions } from '../store/statusRecords.ts';
+import type { ContentAlias } from '../records/types.ts';
+import type { CallOptions, RecordState } from '../store/statusRecords.ts';
 import {
   isContentAlias,
   noteLatestGeneration,
@@ -10,7 +10,7 @@ import { MAX_GENERATIONS_PER_REQUEST } from './constants.ts';
 import { generationId } from './recordIds.ts';
 
 /** An alias naming this record already stands there: an earlier attempt of the same key wrote it. */
-const names = (slot: StatusRecord | ContentAlias | undefined, recordId: string) =>
+const names = (slot: RecordState | ContentAlias | undefined, recordId: string) =>
   slot !== undefined && isContentAlias(slot) && slot.aliasOf === recordId;
 
 /**

@@ -5,7 +5,7 @@ import { RequestRefused } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { RECORD_ID_PATTERN } from '../records/recordId.ts';
 import type { StatusRecord } from '../records/types.ts';
-import { getStatusRecord } from '../store/statusRecords.ts';
+import { getRecordState } from '../store/statusRecords.ts';
 import { heldSinceOf } from './heldSince.ts';
 
 /**
@@ -50,7 +50,7 @@ export const statusRequest = async (
   const id = crmId ?? event.pathParameters?.id ?? '';
   const label = kind === 'caseRecord' ? 'case with this CrmId' : 'sales registration with this id';
   // A malformed id cannot exist: answer 404 without a read.
-  const status = plausibleId.test(id) ? await getStatusRecord(id) : undefined;
+  const status = plausibleId.test(id) ? await getRecordState(id) : undefined;
   // Another caller's record is answered like an unknown one: its existence is not revealed.
   if (!status || status.kind !== kind || status.owner !== callerName(callerOf(context))) {
     throw new RequestRefused(404, `no ${label}`);

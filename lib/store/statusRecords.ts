@@ -3,6 +3,7 @@ import { dynamoClient } from '../aws/clients.ts';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import type { ContentAlias, StatusRecord } from '../records/types.ts';
 import { recordsTable, retentionSettings } from '../settings/settings.ts';
+import { OPERATOR_ATTRIBUTES, projectionOf } from './operatorAttributes.ts';
 import { batchGetItems, conditionally, type Item } from './table.ts';
 
 /** Options of a call made on behalf of a request with a deadline. */
@@ -37,26 +38,44 @@ export const getStatusRecords = async (
   return new Map([...items].map(([pk, item]) => [pk, fromItem(item)]));
 };
 
-/**
- * Reads what stands at a content's first id or at the place of a later generation (a consistent read): a status
- * record, the alias of a record accepted under an `Idempotency-Key`, or nothing.
- *
- * @example
- * const slot = await readContentSlot(firstId);
- * const id = slot && isContentAlias(slot) ? slot.aliasOf : slot?.id;
- */
-export const readContentSlot = async (
+/** A status record as read without its personal fields (`record`). */
+export type RecordState = Omit<StatusRecord, 'record'>;
+
+/** What stands at an id, read consistently: everything, or (`withoutPersonalFields`) all but `record`. */
+const readSlot = async (
   id: string,
-  options: CallOptions = {},
+  options: CallOptions & { withoutPersonalFields?: boolean },
 ): Promise<StatusRecord | ContentAlias | undefined> => {
+  const { withoutPersonalFields, ...callOptions } = options;
   const out = await dynamoClient().send(
-    new GetItemCommand({ TableName: recordsTable(), Key: { pk: { S: id } }, ConsistentRead: true }),
-    options,
+    new GetItemCommand({
+      TableName: recordsTable(),
+      Key: { pk: { S: id } },
+      ConsistentRead: true,
+      ...(withoutPersonalFields ? projectionOf(OPERATOR_ATTRIBUTES) : {}),
+    }),
+    callOptions,
   );
   if (!out.Item) return undefined;
   const { pk: _pk, ...rest } = unmarshall(out.Item);
   return rest as StatusRecord | ContentAlias;
 };
+
+/**
+ * Reads what stands at a content's first id or at the place of a later generation (a consistent read): a status
+ * record without its personal fields (`record`: intake compares ids and times, and a queued message carries no
+ * content), the alias of a record accepted under an `Idempotency-Key`, or nothing. So the intake roles may read
+ * every attribute but `record` (IAM's `dynamodb:Attributes`, serverless.yml).
+ *
+ * @example
+ * const slot = await readContentSlot(firstId);
+ * const id = slot && isContentAlias(slot) ? slot.aliasOf : slot?.id;
+ */
+export const readContentSlot = (
+  id: string,
+  options: CallOptions = {},
+): Promise<RecordState | ContentAlias | undefined> =>
+  readSlot(id, { ...options, withoutPersonalFields: true });
 
 /**
  * Whether what stands at an id is a content alias (it names a record) rather than a status record.
@@ -65,10 +84,10 @@ export const readContentSlot = async (
  * const slot = await readContentSlot(firstId);
  * const id = slot && isContentAlias(slot) ? slot.aliasOf : slot?.id;
  */
-export const isContentAlias = (slot: StatusRecord | ContentAlias): slot is ContentAlias => 'aliasOf' in slot;
+export const isContentAlias = (slot: RecordState | ContentAlias): slot is ContentAlias => 'aliasOf' in slot;
 
 /**
- * Reads one status record (a consistent read), or undefined (also for a content alias, which is no record).
+ * Reads one status record, whole (a consistent read), or undefined (also for a content alias, which is no record).
  *
  * @example
  * const status = await getStatusRecord('3f0c...');
@@ -77,6 +96,21 @@ export const getStatusRecord = async (
   id: string,
   options: CallOptions = {},
 ): Promise<StatusRecord | undefined> => {
+  const slot = await readSlot(id, options);
+  return slot && !isContentAlias(slot) ? slot : undefined;
+};
+
+/**
+ * Reads one status record without its personal fields (`record`), or undefined: what the status look-up shows and
+ * intake checks need, and all the status and intake roles may read (IAM's `dynamodb:Attributes`, serverless.yml).
+ *
+ * @example
+ * const status = await getRecordState('3f0c...'); // { id, status: 'delivered', ... } and never `record`
+ */
+export const getRecordState = async (
+  id: string,
+  options: CallOptions = {},
+): Promise<RecordState | undefined> => {
   const slot = await readContentSlot(id, options);
   return slot && !isContentAlias(slot) ? slot : undefined;
 };

@@ -22,7 +22,7 @@ const withToken: AwsCredentials = {
 const withoutToken: AwsCredentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret/with+chars' };
 
 /** Re-signs a request the SDK sent, with the headers the SDK signed. */
-const resign = (seen: SeenRequest, service: string, region: string, credentials: AwsCredentials) => {
+const resign = async (seen: SeenRequest, service: string, region: string, credentials: AwsCredentials) => {
   const authorization = String(seen.headers.authorization);
   const signed = /SignedHeaders=([^,]+)/.exec(authorization)?.[1].split(';') ?? [];
   const headers: Record<string, string> = {};
@@ -63,7 +63,7 @@ describe('signRequest', () => {
       }),
     );
     const seen = aws.requests.at(-1) as SeenRequest;
-    const ours = resign(seen, 'dynamodb', 'eu-west-1', withToken);
+    const ours = await resign(seen, 'dynamodb', 'eu-west-1', withToken);
     // Assess
     expect(ours.authorization).toBe(seen.headers.authorization);
     expect(ours['x-amz-security-token']).toBe(withToken.sessionToken);
@@ -84,13 +84,13 @@ describe('signRequest', () => {
       }),
     );
     const seen = aws.requests.at(-1) as SeenRequest;
-    const ours = resign(seen, 'sqs', 'ap-southeast-2', withoutToken);
+    const ours = await resign(seen, 'sqs', 'ap-southeast-2', withoutToken);
     // Assess
     expect(ours.authorization).toBe(seen.headers.authorization);
     expect(ours['x-amz-security-token']).toBeUndefined();
   });
 
-  it('gives a different signature when any signed part changes', () => {
+  it('gives a different signature when any signed part changes', async () => {
     // Prepare
     const request = {
       method: 'POST',
@@ -104,17 +104,19 @@ describe('signRequest', () => {
       date: new Date('2026-11-22T04:00:00Z'),
     };
     // Act
-    const base = signRequest(request).authorization;
-    const variants = [
-      signRequest({ ...request, body: '{ }' }),
-      signRequest({ ...request, region: 'eu-west-2' }),
-      signRequest({ ...request, date: new Date('2026-11-22T04:00:01Z') }),
-      signRequest({
-        ...request,
-        headers: { ...request.headers, 'x-amz-target': 'DynamoDB_20120810.PutItem' },
-      }),
-      signRequest({ ...request, credentials: { ...withoutToken, secretAccessKey: 'other' } }),
-    ].map((headers) => headers.authorization);
+    const base = (await signRequest(request)).authorization;
+    const variants = (
+      await Promise.all([
+        signRequest({ ...request, body: '{ }' }),
+        signRequest({ ...request, region: 'eu-west-2' }),
+        signRequest({ ...request, date: new Date('2026-11-22T04:00:01Z') }),
+        signRequest({
+          ...request,
+          headers: { ...request.headers, 'x-amz-target': 'DynamoDB_20120810.PutItem' },
+        }),
+        signRequest({ ...request, credentials: { ...withoutToken, secretAccessKey: 'other' } }),
+      ])
+    ).map((headers) => headers.authorization);
     // Assess
     expect(new Set([base, ...variants]).size).toBe(6);
     expect(base).toMatch(

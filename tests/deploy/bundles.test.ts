@@ -107,9 +107,11 @@ const deployedEnv = () => ({
 });
 
 describe('the API functions as deployed', () => {
-  it('carry the JSON-protocol clients and none of the AWS SDK; the workers only the SDK for SSM', () => {
+  it('carry the JSON-protocol clients and none of the AWS SDK but its signer; the workers only the SDK for SSM', () => {
+    // The SDK's signer (@smithy/signature-v4) and the parts of @smithy/core it imports are not a client.
+    const signer = /node_modules\/@smithy\/(signature-v4|core)\//;
     const sdk = (fn: string) =>
-      sources[fn].filter((s) => /node_modules\/(@aws-sdk\/client-|@smithy\/)/.test(s));
+      sources[fn].filter((s) => /node_modules\/(@aws-sdk\/client-|@smithy\/)/.test(s) && !signer.test(s));
     for (const fn of [...API_FUNCTIONS, ...WORKERS]) {
       expect(
         sources[fn].some((s) => s.includes('lib/aws/jsonProtocol/')),
@@ -122,6 +124,20 @@ describe('the API functions as deployed', () => {
       const clients = new Set(sdk(fn).flatMap((s) => /@aws-sdk\/(client-[a-z-]+)\//.exec(s)?.[1] ?? []));
       expect([...clients], fn).toEqual(['client-ssm']);
     }
+  });
+
+  it("sign every AWS request with the SDK's own signer (@smithy/signature-v4), not one of ours", () => {
+    // Prepare: the functions whose AWS calls go through lib/aws/jsonProtocol.
+    const functions = [...API_FUNCTIONS, ...WORKERS].filter((fn) =>
+      sources[fn]?.some((s) => s.includes('lib/aws/jsonProtocol/')),
+    );
+    // Act
+    const withoutSigner = functions.filter(
+      (fn) => !sources[fn].some((s) => s.includes('node_modules/@smithy/signature-v4/')),
+    );
+    // Assess
+    expect(functions.length).toBeGreaterThan(0);
+    expect(withoutSigner).toEqual([]);
   });
 
   it('accept, queue, recognise a duplicate, show the status and refuse an unknown key', async () => {

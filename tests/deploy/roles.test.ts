@@ -18,6 +18,7 @@ import { apiEvent, formPost, frameGet, jsonPost, statusGet } from '../../testkit
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
 import { type IamRequest, isAllowed, roleStatements, unusedGrants } from '../../testkit/iamPolicy.ts';
 import { isolatedAws } from '../../testkit/isolatedAws.ts';
+import { keyShapeOf } from '../../testkit/keyShapes.ts';
 import {
   type DeployedFunction,
   deployedFunctions,
@@ -28,6 +29,12 @@ import {
   unpackArtifacts,
 } from '../../testkit/lambdaProcesses.ts';
 import { packagedTemplate, type Template } from '../../testkit/packagedTemplate.ts';
+import {
+  keyShapeProbes,
+  PERSONAL_ATTRIBUTE,
+  personalFieldReads,
+  readsPersonalFields,
+} from '../../testkit/tableProbes.ts';
 import { type TemplateRefs, templateRefs } from '../../testkit/templateRefs.ts';
 
 /*
@@ -635,17 +642,39 @@ const onBehalfOf = (fn: DeployedFunction): { required: IamRequest[]; optional: I
       // Not AWS's but the dispatcher's own: it writes a client's webhook flag only when the webhook answers 410,
       // which a public https URL cannot here (tests/webhooks/dispatcher.test.ts makes it, against dynalite).
       ...(fn.name === 'webhookDispatcher'
-        ? [{ action: 'dynamodb:PutItem', resource: refs.attribute('RecordsTable', 'Arn') }]
+        ? [
+            {
+              action: 'dynamodb:PutItem',
+              resource: refs.attribute('RecordsTable', 'Arn'),
+              context: {
+                'dynamodb:LeadingKeys': [`webhook#${webhookClient()}`],
+                'dynamodb:Attributes': ['pk', 'webhookDisabledAt', 'webhookDisabledStatus'],
+                'dynamodb:ReturnValues': ['NONE'],
+              },
+            },
+          ]
         : []),
     ],
   };
 };
 
+/** The first client with a webhook (config/clients.json), whose flag the dispatcher's scenario reads. */
+const webhookClient = () =>
+  clientsConfig.clients.find((c) => c.webhook)?.name ?? '(no client with a webhook)';
+
 /** A readable table of a function's recorded calls, for failure messages and PRINT_AWS_CALLS=1. */
 const callTable = (fn: DeployedFunction): string => {
   const counts = new Map<string, number>();
-  for (const r of recordedRequests(fn))
-    counts.set(`${r.action} on ${r.resource}`, (counts.get(`${r.action} on ${r.resource}`) ?? 0) + 1);
+  for (const r of recordedRequests(fn)) {
+    const keys = r.context?.['dynamodb:LeadingKeys'];
+    const shapes = keys ? ` keys ${[...new Set(keys.map(keyShapeOf))].join(', ')}` : '';
+    const select = ['dynamodb:Select', 'dynamodb:ReturnValues']
+      .flatMap((key) => r.context?.[key] ?? [])
+      .map((value) => ` ${value}`)
+      .join('');
+    const line = `${r.action} on ${r.resource}${shapes}${select}`;
+    counts.set(line, (counts.get(line) ?? 0) + 1);
+  }
   return [...counts].map(([line, n]) => `  ${line} (${n}x)`).join('\n') || '  (no AWS calls)';
 };
 
@@ -693,5 +722,99 @@ describe('each function’s role in the packaged template', () => {
     const { required, optional } = onBehalfOf(fn);
     const unused = unusedGrants(statements, [...recordedRequests(fn), ...required, ...optional]);
     expect(unused, `${fn.roleId} grants these unused; ${name} called:\n${callTable(fn)}`).toEqual([]);
+  });
+});
+
+/**
+ * The functions that need a record's personal fields (`record`), and why. Every other function's role must not let
+ * it read them (IAM's dynamodb:LeadingKeys and dynamodb:Attributes, serverless.yml); each of these must read them
+ * in a scenario above, or it is no longer one of them.
+ */
+const PERSONAL_DATA_READERS: Record<string, string> = {
+  erpDelivery: 'sends the fields to SAP',
+  crmDelivery: 'sends the fields to Salesforce',
+  reconciler: "the purge removes the fields; an event names a sale's frame number and dealer",
+};
+
+/** The indexes of the records table that project `record` (none should: they would hand it to any Query). */
+const indexesWithPersonalFields = (): string[] => {
+  const table = template.Resources.RecordsTable.Properties as {
+    GlobalSecondaryIndexes?: {
+      IndexName: string;
+      Projection: { ProjectionType: string; NonKeyAttributes?: string[] };
+    }[];
+  };
+  return (table.GlobalSecondaryIndexes ?? [])
+    .filter(
+      ({ Projection }) =>
+        Projection.ProjectionType === 'ALL' ||
+        (Projection.NonKeyAttributes ?? []).includes(PERSONAL_ATTRIBUTE),
+    )
+    .map(({ IndexName }) => `${refs.attribute('RecordsTable', 'Arn')}/index/${IndexName}`);
+};
+
+/** What a function's calls (and its optional grants) did to keys of each shape: `<action> <shape>`. */
+const touchedShapes = (fn: DeployedFunction): Set<string> =>
+  new Set(
+    [...recordedRequests(fn), ...onBehalfOf(fn).optional].flatMap((r) =>
+      (r.context?.['dynamodb:LeadingKeys'] ?? []).map((key) => `${r.action} ${keyShapeOf(key)}`),
+    ),
+  );
+
+describe('what each role lets its function reach of the records table', () => {
+  it.for(FUNCTION_NAMES)('%s: reaches only the shapes of key its calls name', (name) => {
+    // Prepare
+    const fn = functions.find((f) => f.name === name) as DeployedFunction;
+    const statements = roleStatements(template, fn.roleId, refs);
+    const touched = touchedShapes(fn);
+    // Act
+    const beyond = keyShapeProbes(refs.attribute('RecordsTable', 'Arn'))
+      .filter((probe) => isAllowed(statements, probe))
+      .map((probe) => `${probe.action} ${probe.shape}`)
+      .filter((reach) => !touched.has(reach));
+    // Assess
+    expect(beyond, `${fn.roleId} lets ${name} reach these keys; it called:\n${callTable(fn)}`).toEqual([]);
+  });
+
+  it("webhookDispatcher: reaches its clients' webhook flags (webhook#<client>) and no other key", () => {
+    // Prepare
+    const fn = functions.find((f) => f.name === 'webhookDispatcher') as DeployedFunction;
+    const statements = roleStatements(template, fn.roleId, refs);
+    const table = refs.attribute('RecordsTable', 'Arn');
+    const probes = keyShapeProbes(table);
+    const otherClient = {
+      action: 'dynamodb:GetItem',
+      resource: table,
+      context: { 'dynamodb:LeadingKeys': ['webhook#someone-else'] },
+    };
+    // Act
+    const reached = probes.filter((probe) => isAllowed(statements, probe));
+    // Assess
+    expect([...new Set(reached.map((probe) => probe.shape))]).toEqual(['webhook#<client>']);
+    expect(isAllowed(statements, otherClient)).toBe(false);
+    expect(
+      personalFieldReads(table, indexesWithPersonalFields()).filter((p) => isAllowed(statements, p)),
+    ).toEqual([]);
+  });
+
+  it.for(FUNCTION_NAMES)("%s: reads a record's personal fields only if it needs them", (name) => {
+    // Prepare
+    const fn = functions.find((f) => f.name === name) as DeployedFunction;
+    const statements = roleStatements(template, fn.roleId, refs);
+    const probes = personalFieldReads(refs.attribute('RecordsTable', 'Arn'), indexesWithPersonalFields());
+    // Act
+    const allowed = probes
+      .filter((probe) => isAllowed(statements, probe))
+      .map((probe) => `${probe.action} on ${probe.resource} ${JSON.stringify(probe.context)}`);
+    const reads = recordedRequests(fn).filter(readsPersonalFields);
+    // Assess
+    if (PERSONAL_DATA_READERS[name]) {
+      expect(
+        reads.length,
+        `${name} ${PERSONAL_DATA_READERS[name]}, yet read no record's fields`,
+      ).toBeGreaterThan(0);
+    } else {
+      expect(allowed, `${fn.roleId} lets ${name} read \`${PERSONAL_ATTRIBUTE}\` it never needs`).toEqual([]);
+    }
   });
 });

@@ -203,7 +203,7 @@ export class JsonProtocolClient {
     for (let attempt = 1; ; attempt++) {
       // Checked before signing too: an aborted call starts no attempt.
       if (abortSignal?.aborted) throw abortError(abortSignal);
-      const headers = signRequest({
+      const headers = await signRequest({
         method: 'POST',
         host: url.host,
         path: url.pathname || '/',

@@ -1,4 +1,10 @@
-import { createHash, createHmac } from 'node:crypto';
+/*
+ * Signature Version 4 for the JSON-protocol clients, by the signer the AWS SDK itself uses (@smithy/signature-v4,
+ * maintained with the SDK): security code is not written here. What stays here is the shape the clients call
+ * (method, host, path, headers, body in; the headers to send out) and a cache of signers.
+ */
+import { Hash } from '@smithy/core/serde';
+import { SignatureV4 } from '@smithy/signature-v4';
 
 /** The credentials a request is signed with (on Lambda: the function role's, from the environment). */
 export interface AwsCredentials {
@@ -21,67 +27,65 @@ export interface RequestToSign {
   date?: Date;
 }
 
-const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
-const hmac = (key: string | Buffer, text: string) => createHmac('sha256', key).update(text, 'utf8').digest();
+/** SHA-256 on node:crypto, as the SDK's own Node clients give their signer. */
+const sha256 = Hash.bind(null, 'sha256');
 
-/** `20261122T035515Z` */
-const amzDate = (date: Date) =>
-  date
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '');
-
-/** Signing keys change once a day per scope; a container signs thousands of requests with the same one. */
-const signingKeys = new Map<string, Buffer>();
-const signingKey = (secret: string, day: string, region: string, service: string) => {
-  const cacheKey = `${secret}\n${day}\n${region}\n${service}`;
-  let key = signingKeys.get(cacheKey);
-  if (!key) {
-    key = hmac(hmac(hmac(hmac(`AWS4${secret}`, day), region), service), 'aws4_request');
-    if (signingKeys.size > 20) signingKeys.clear();
-    signingKeys.set(cacheKey, key);
+/**
+ * One signer per credentials, region and service: a signer keeps the day's signing key, and a container signs
+ * thousands of requests with the same one. Bounded: credentials rotate (a role's every few hours).
+ */
+const signers = new Map<string, SignatureV4>();
+const signerFor = ({ credentials, region, service }: RequestToSign): SignatureV4 => {
+  const key = [
+    credentials.accessKeyId,
+    credentials.secretAccessKey,
+    credentials.sessionToken,
+    region,
+    service,
+  ].join('\n');
+  let signer = signers.get(key);
+  if (!signer) {
+    // applyChecksum false: the SDK's JSON-protocol clients neither send nor sign x-amz-content-sha256 (S3 does).
+    signer = new SignatureV4({
+      credentials: { ...credentials },
+      region,
+      service,
+      sha256,
+      applyChecksum: false,
+    });
+    if (signers.size > 20) signers.clear();
+    signers.set(key, signer);
   }
-  return key;
+  return signer;
 };
 
 /**
- * Signs a request with AWS Signature Version 4 (header form, the body hashed), returning the headers to send:
+ * Signs a request with AWS Signature Version 4 (header form, the body hashed), resolving to the headers to send:
  * the given ones plus host, x-amz-date, x-amz-security-token (with a session token) and authorization.
  * Only what the JSON-protocol services need: no query string, no unsigned or streamed payloads.
  *
  * @example
- * const headers = signRequest({ method: 'POST', host: 'sqs.eu-west-1.amazonaws.com', path: '/',
+ * const headers = await signRequest({ method: 'POST', host: 'sqs.eu-west-1.amazonaws.com', path: '/',
  *   headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.SendMessageBatch' },
  *   body, service: 'sqs', region: 'eu-west-1', credentials });
  */
-export const signRequest = (request: RequestToSign): Record<string, string> => {
-  const { credentials, service, region } = request;
-  const stamp = amzDate(request.date ?? new Date());
-  const day = stamp.slice(0, 8);
+export const signRequest = async (request: RequestToSign): Promise<Record<string, string>> => {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) headers[name.toLowerCase()] = value;
   headers.host = request.host;
-  headers['x-amz-date'] = stamp;
-  if (credentials.sessionToken) headers['x-amz-security-token'] = credentials.sessionToken;
-
-  const names = Object.keys(headers).sort();
-  const canonicalHeaders = names
-    .map((name) => `${name}:${headers[name].trim().replace(/\s+/g, ' ')}\n`)
-    .join('');
-  const signedHeaders = names.join(';');
-  const canonicalRequest = [
-    request.method,
-    request.path,
-    '',
-    canonicalHeaders,
-    signedHeaders,
-    sha256Hex(request.body),
-  ].join('\n');
-  const scope = `${day}/${region}/${service}/aws4_request`;
-  const stringToSign = ['AWS4-HMAC-SHA256', stamp, scope, sha256Hex(canonicalRequest)].join('\n');
-  const signature = createHmac('sha256', signingKey(credentials.secretAccessKey, day, region, service))
-    .update(stringToSign, 'utf8')
-    .digest('hex');
-  headers.authorization = `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
-  return headers;
+  const [hostname, port] = request.host.split(':');
+  const signed = await signerFor(request).sign(
+    {
+      method: request.method,
+      protocol: 'https:',
+      hostname,
+      ...(port ? { port: Number(port) } : {}),
+      path: request.path,
+      query: {},
+      headers,
+      body: request.body,
+    },
+    { signingDate: request.date ?? new Date() },
+  );
+  return { ...signed.headers };
 };
