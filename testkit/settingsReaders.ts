@@ -31,7 +31,10 @@ const accessorsOf = (
   const text = code(root, SETTINGS_MODULE);
   const blocks = text.split(/(?=^export const )/m).slice(1);
   const direct = new Map(
-    blocks.map((block) => [/^export const (\w+)/.exec(block)?.[1] ?? '', { block, names: namesIn(block, names) }]),
+    blocks.map((block) => [
+      /^export const (\w+)/.exec(block)?.[1] ?? '',
+      { block, names: namesIn(block, names) },
+    ]),
   );
   const read = new Map<string, Set<string>>();
   const resolve = (accessor: string, seen = new Set<string>()): Set<string> => {

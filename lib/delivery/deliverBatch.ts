@@ -258,7 +258,7 @@ const deliverPart = async (
       );
       break;
     }
-    const made = await makeCall(call, delivery, callPermit, at);
+    const made = await makeCall(call, delivery, callPermit);
     failedWhole = made.failedWhole !== undefined;
     written.push(
       recordAll(call, (id) => made.outcomes.get(id) ?? undecided, delivery, made.context, results),
@@ -272,7 +272,6 @@ const makeCall = async (
   call: readonly { claim: ClaimedMessage }[],
   delivery: Delivery,
   permit: Extract<DeliveryPermit, { deliver: true }>,
-  at: Date,
 ): Promise<CallOutcome & { context: OutcomeContext & { carried: number } }> => {
   const { downstream, caller, batch } = delivery;
   const holds = batch.holds ?? downstreamHolds();

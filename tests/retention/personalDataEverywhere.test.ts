@@ -11,7 +11,6 @@ import { DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dy
 import { type NativeAttributeValue, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { deliverRecord } from '../../testkit/deliverRecord.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { eventOf } from '../../lib/events/stateChange.ts';
 import { putFeedEntries } from '../../lib/feed/feedEntries.ts';
@@ -25,6 +24,7 @@ import { purgePersonalData } from '../../lib/retention/purge.ts';
 import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../../lib/types.ts';
 import { localClientConfig } from '../../local/aws.ts';
+import { deliverRecord } from '../../testkit/deliverRecord.ts';
 import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
 import { uniqueFrame } from '../../testkit/factories/records.ts';
 import { freshAws } from '../../testkit/freshAws.ts';

@@ -27,7 +27,8 @@ const deployedFunctions = (template: Template) =>
     .map(([logicalId, resource]) => {
       const handler = String(resource.Properties.Handler);
       const variables = Object.keys(
-        (resource.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {},
+        (resource.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ??
+          {},
       );
       return {
         logicalId,
@@ -57,7 +58,9 @@ const mismatches = (
   return functions.flatMap(({ logicalId, entry, passed }) => {
     const read = new Set([...readersOf(entry)].filter((name) => !otherDownstream(logicalId, name)));
     return [
-      ...[...read].filter((name) => !passed.has(name)).map((name) => `${logicalId} reads ${name}, not passed`),
+      ...[...read]
+        .filter((name) => !passed.has(name))
+        .map((name) => `${logicalId} reads ${name}, not passed`),
       ...documented
         .filter((name) => passed.has(name) && !read.has(name) && !shared.includes(name))
         .map((name) => `${logicalId} is passed ${name}, never read`),
