@@ -145,7 +145,7 @@ export const deliverySettings: Setting<DeliverySettings> = setting((env) => ({
 
 /** Settings of the downstream hold (CONTRACT section 3, "Outages: waited out, not failed"). */
 export interface OutageSettings {
-  /** `OUTAGE_AFTER_FAILURES` (default 5): transient failures in a row, of at least 2 records, that open a hold. */
+  /** `OUTAGE_AFTER_FAILURES` (default 5): transient failures in a row, whatever the records, that open a hold. */
   afterFailures: number;
   /** `OUTAGE_PROBE_SECONDS` (default 30): at most one probe per this many seconds across all workers. */
   probeSeconds: number;
