@@ -133,11 +133,13 @@ const pageAt = async (now: number, limit: number, after?: string) => {
 class Reader {
   readonly seen = new Set<string>();
   private cursor: string | undefined;
+  private readonly limit: number;
+  private readonly skewMs: number;
 
-  constructor(
-    private readonly limit: number,
-    private readonly skewMs = 0,
-  ) {}
+  constructor(limit: number, skewMs = 0) {
+    this.limit = limit;
+    this.skewMs = skewMs;
+  }
 
   async catchUp(now: number): Promise<void> {
     let after = this.cursor;
