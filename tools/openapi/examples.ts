@@ -133,7 +133,9 @@ export const salesIds = (body: Json[]): string[] => {
   const result = validateSalesRegistrations(structuredClone(body), EXAMPLES_AS_OF);
   if (!result.ok)
     throw new Error(`a sales registration example is invalid: ${result.problems.map(formatProblem)}`);
-  return result.value.map((record) => contentId(EXAMPLE_CONTENT_ID_KEY, 'salesRegistration', record, 'example-dealer'));
+  return result.value.map((record) =>
+    contentId(EXAMPLE_CONTENT_ID_KEY, 'salesRegistration', record, 'example-dealer'),
+  );
 };
 
 /** The `CrmId` the service gives an example case. */
