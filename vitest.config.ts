@@ -13,6 +13,8 @@ export default defineConfig({
       // A short claim, so that a copy of a message whose worker "died" is retried within the test.
       DELIVERY_LEASE_SECONDS: '2',
       POWERTOOLS_METRICS_DISABLED: 'true',
+      // The stage's secret key of content ids, as npm start makes one (lib/intake/contentIdKey.ts).
+      CONTENT_ID_KEY: 'test-content-id-key',
     },
     testTimeout: 20_000,
     hookTimeout: 60_000,

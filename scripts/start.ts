@@ -5,6 +5,7 @@
  * serverless-offline's output and start-up timings). SIGINT / SIGTERM stop everything and exit 0.
  */
 import { ensureLocalKeys } from '../local/apiKeys.ts';
+import { ensureLocalContentIdKey } from '../local/contentIdKey.ts';
 import { startLocalDelivery } from '../local/delivery.ts';
 import { killGroup, onShutdownSignal } from '../local/processes.ts';
 import { defaultDataDir } from '../local/project.ts';
@@ -18,6 +19,7 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 
 const dataDir = defaultDataDir();
 const localKeys = ensureLocalKeys(dataDir);
+const contentIdKey = ensureLocalContentIdKey(dataDir);
 
 const startup = new AbortController();
 let starting: Promise<LocalStack> | undefined;
@@ -53,8 +55,9 @@ starting = startLocalStack({
   port,
   dataDir,
   signal: startup.signal,
-  // Offline runs the TypeScript handlers themselves (not the bundles) and checks keys against the local file.
-  env: { HANDLER_CODE: 'typescript', API_KEYS_FILE: localKeys.file },
+  // Offline runs the TypeScript handlers themselves (not the bundles) and checks keys against the local file; the
+  // intake derives content ids with the local stage's key.
+  env: { HANDLER_CODE: 'typescript', API_KEYS_FILE: localKeys.file, CONTENT_ID_KEY: contentIdKey },
   // Delivery: sandboxes, re-queueing of records still `accepted`, and the worker pollers.
   onStarted: startLocalDelivery,
 });

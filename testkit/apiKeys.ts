@@ -25,3 +25,6 @@ export const useTestKeys = (): void => {
 /** The key a test request to this path carries by default: the dealer's for sales, the web forms' for cases. */
 export const defaultKeyFor = (path: string): string =>
   path.startsWith('/crm') ? testKeys.webForms : testKeys.dealer;
+
+/** The content id key every test runs with (vitest.config.ts sets CONTENT_ID_KEY, as npm start does locally). */
+export const CONTENT_ID_KEY = process.env.CONTENT_ID_KEY ?? 'test-content-id-key';

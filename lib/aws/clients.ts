@@ -2,6 +2,7 @@ import { DynamoDBClient } from './jsonProtocol/dynamodb.ts';
 import { EventBridgeClient } from './jsonProtocol/eventBridge.ts';
 import { SecretsManagerClient } from './jsonProtocol/secretsManager.ts';
 import { SQSClient } from './jsonProtocol/sqs.ts';
+import { SSMClient } from './jsonProtocol/ssm.ts';
 
 /*
  * The service's AWS clients: the small JSON-protocol client of lib/aws/jsonProtocol for DynamoDB, SQS, Secrets
@@ -18,6 +19,7 @@ let sqs: SQSClient | undefined;
 let dynamo: DynamoDBClient | undefined;
 let secrets: SecretsManagerClient | undefined;
 let events: EventBridgeClient | undefined;
+let ssm: SSMClient | undefined;
 
 /**
  * The container's SQS client.
@@ -66,4 +68,15 @@ export const secretsManagerClient = (): SecretsManagerClient => {
 export const eventBridgeClient = (): EventBridgeClient => {
   events ??= new EventBridgeClient({ maxAttempts: 2, attemptTimeoutMs: 2_000 });
   return events;
+};
+
+/**
+ * The container's SSM client (the intake's content id key; the workers read their secrets through Powertools).
+ *
+ * @example
+ * await ssmClient().send(new GetParameterCommand({ Name, WithDecryption: true }));
+ */
+export const ssmClient = (): SSMClient => {
+  ssm ??= new SSMClient({});
+  return ssm;
 };

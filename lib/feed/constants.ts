@@ -11,7 +11,9 @@ export const FEED_WINDOW_MS = FEED_WINDOW_DAYS * 24 * 60 * 60 * 1000;
  * The feed serves only entries published at least this long ago. Publishers date an entry before they write it, so
  * an entry may land slightly after a later-dated one: a reader that had already passed the later one would never see
  * it. Each write that took longer than {@link FEED_WRITE_MAX_MS} is redone with a fresh date (lib/feed/feedEntries.ts),
- * so no entry lands more than that after its date; the rest of the delay covers clocks that disagree between hosts.
+ * and a write only ever moves an entry's key forward, so an attempt of the slow write that lands later still cannot
+ * put the earlier key back: an entry's last key landed within that of its date. The rest of the delay covers clocks
+ * that disagree between hosts.
  */
 export const FEED_SETTLE_MS = 5_000;
 

@@ -5,6 +5,7 @@ import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import type { RecordStateChanged } from '../events/types.ts';
 import { type WebhookEvent, webhookEventOf, webhookIdOf } from '../events/webhookEvent.ts';
 import { recordsTable } from '../settings/settings.ts';
+import { conditionally } from '../store/table.ts';
 import { FEED_WINDOW_MS, FEED_WRITE_MAX_MS } from './constants.ts';
 import { feedKeyOf, feedPkOf } from './feedKey.ts';
 
@@ -19,8 +20,14 @@ const WRITE_ROUNDS = 3;
  * re-publish rewrites it rather than adding one. Every write dates it afresh: a re-publish follows a publisher that
  * may have died during its write, whose entry may have landed late, behind a reader's cursor; the fresh date puts it
  * in front of every cursor again (a reader then sees it twice, with the same id, which the contract allows).
+ *
+ * Only ever forward: the write holds only if the entry has no key yet or an earlier one. A write that lands late (an
+ * attempt the AWS client gave up on and retried, held in the network meanwhile) finds the key a later write gave
+ * it and changes nothing; without the condition it would put the entry back behind a cursor that already passed
+ * its later key, and that reader would never see it. A refused write counts as written: a key as late or later is
+ * there, written by this publisher's own earlier attempt or by another publisher, which measures its own write.
  */
-const writeEntry = (event: RecordStateChanged, publishedAt: Date): Promise<unknown> => {
+const writeEntry = async (event: RecordStateChanged, publishedAt: Date): Promise<void> => {
   const entry: FeedEvent = { id: webhookIdOf(event), ...webhookEventOf(event) };
   const values: Record<string, AttributeValue> = {
     ':client': { S: event.client },
@@ -28,20 +35,25 @@ const writeEntry = (event: RecordStateChanged, publishedAt: Date): Promise<unkno
     ':event': { M: marshall(entry, { removeUndefinedValues: true }) },
     ':expires': { N: String(Math.ceil((publishedAt.getTime() + FEED_WINDOW_MS) / 1000)) },
   };
-  return dynamoClient().send(
-    new UpdateItemCommand({
-      TableName: recordsTable(),
-      Key: { pk: { S: feedPkOf(event.eventId) } },
-      UpdateExpression: 'SET feedClient = :client, feedKey = :key, feedEvent = :event, expiresAt = :expires',
-      ExpressionAttributeValues: values,
-    }),
+  await conditionally(
+    dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: recordsTable(),
+        Key: { pk: { S: feedPkOf(event.eventId) } },
+        UpdateExpression:
+          'SET feedClient = :client, feedKey = :key, feedEvent = :event, expiresAt = :expires',
+        ConditionExpression: 'attribute_not_exists(feedKey) OR feedKey < :key',
+        ExpressionAttributeValues: values,
+      }),
+    ),
   );
 };
 
 /**
  * Puts events in their clients' feeds, one entry each, before they go to the bus: a webhook never tells of an
  * event the feed lacks. A write that took longer than FEED_WRITE_MAX_MS may have landed behind a reader's cursor;
- * it is written again with a fresh date (lib/feed/constants.ts, FEED_SETTLE_MS, says why that suffices).
+ * it is written again with a fresh date, and no write moves a key back (lib/feed/constants.ts, FEED_SETTLE_MS, and
+ * docs/design.md, "The event feed", say why that suffices).
  *
  * @throws when an entry could not be written in time after a few rounds, or DynamoDB failed.
  * @example

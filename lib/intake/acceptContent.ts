@@ -14,6 +14,8 @@ import { generationId } from './recordIds.ts';
 export interface ContentToAccept {
   /** The content's first id (generation 0), from `contentId`. */
   firstId: string;
+  /** Its first id before content ids were keyed (`legacyContentId`): a repeat of content accepted under it is found. */
+  legacyFirstId?: string;
   record: SalesRegistration | CaseRecord;
   now: Date;
   options: CallOptions;
@@ -52,18 +54,50 @@ const recordNamed = async (id: string, content: ContentToAccept): Promise<Conten
 };
 
 /**
+ * A repeat of content accepted before content ids were keyed: the newest record of the content's legacy places
+ * (its legacy first id, then its generations), when it was accepted within the duplicate window. Read only: nothing
+ * is created under a legacy id; content not found here gets keyed ids from now on. Needed only while records
+ * accepted under legacy ids are within the window (24 hours after a stage's change).
+ */
+const legacyRepeat = async (
+  legacyFirstId: string,
+  content: ContentToAccept,
+): Promise<ContentOutcome | undefined> => {
+  const { options, now } = content;
+  const first = await readContentSlot(legacyFirstId, options);
+  if (!first) return undefined;
+  let generation = first.latestGeneration ?? 0;
+  let newest =
+    generation === 0 ? first : await readContentSlot(generationId(legacyFirstId, generation), options);
+  // The hint on the first record may lag a generation a racing request created: walk on while places are taken.
+  for (let tries = 0; newest && tries < MAX_GENERATIONS_PER_REQUEST; tries++) {
+    const next = await readContentSlot(generationId(legacyFirstId, generation + 1), options);
+    if (!next) break;
+    generation++;
+    newest = next;
+  }
+  if (!newest || !withinWindow(newest, now)) return undefined;
+  return isContentAlias(newest) ? recordNamed(newest.aliasOf, content) : { id: newest.id };
+};
+
+/**
  * Accepts one distinct content without an `Idempotency-Key`: creates its record, or finds the newest one accepted
  * within the last 24 hours. Every record of a content has a place of its own, taken by one conditional write: the
  * first id, then the places of later generations (`generationId`), in order. A record of the content accepted
  * again after 24 hours takes the next place; one accepted under an `Idempotency-Key` takes it too, as an alias
  * naming its keyed record. So the newest place holds the newest record, whoever wrote it, and racing requests
- * agree on one record; the hint on the first record (`latestGeneration`) is only a short cut.
+ * agree on one record; the hint on the first record (`latestGeneration`) is only a short cut. Content accepted
+ * within the window under its legacy id (before content ids were keyed) is found first, and its record answered.
  *
  * @example
  * const { id, created } = await acceptContent({ firstId, record, now, options, fresh: (id) => newStatusRecord(id, …) });
  */
 export const acceptContent = async (content: ContentToAccept): Promise<ContentOutcome> => {
   const { firstId, now, options } = content;
+  if (content.legacyFirstId !== undefined) {
+    const repeat = await legacyRepeat(content.legacyFirstId, content);
+    if (repeat) return repeat;
+  }
   const first = content.fresh(firstId);
   if (await putStatusRecordIfAbsent(first, options)) return { id: firstId, created: first };
 

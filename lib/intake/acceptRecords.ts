@@ -9,10 +9,11 @@ import type { CallOptions } from '../store/statusRecords.ts';
 import { putStatusRecordIfAbsent } from '../store/statusRecords.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { acceptContent } from './acceptContent.ts';
+import { contentIdKey } from './contentIdKey.ts';
 import { isAwsUnavailable, QueueUnavailableError } from './errors.ts';
 import { holdIdempotencyKey } from './idempotencyHold.ts';
 import { nameKeyedRecord } from './nameKeyedRecord.ts';
-import { contentId, keyedId, sha256 } from './recordIds.ts';
+import { contentId, keyedId, legacyContentId, sha256 } from './recordIds.ts';
 
 export interface AcceptRequest {
   kind: RecordKind;
@@ -77,17 +78,21 @@ const queueCreated = async (kind: RecordKind, created: StatusRecord[], options: 
     throw new QueueUnavailableError(`${failedIds.length} record(s) could not be queued`);
 };
 
+/** Each record's content id (keyed), and the one it had before content ids were keyed, in request order. */
+interface ContentIds {
+  contentIds: string[];
+  legacyIds: string[];
+}
+
 /** Without a key: the content decides. Equal content within 24 hours is the same record. */
-const acceptByContent = async (
-  request: AcceptRequest,
-  contentIds: string[],
-  now: Date,
-  options: CallOptions,
-) => {
+const acceptByContent = async (request: AcceptRequest, ids: ContentIds, now: Date, options: CallOptions) => {
+  const { contentIds } = ids;
+  const legacyOf = new Map(contentIds.map((id, i) => [id, ids.legacyIds[i]]));
   const contents = [...distinctContents(request, contentIds)];
   const outcomes = await inParallel(contents, PARALLEL_WRITES, ([firstId, record]) =>
     acceptContent({
       firstId,
+      legacyFirstId: legacyOf.get(firstId),
       record,
       now,
       options,
@@ -110,12 +115,11 @@ const acceptByContent = async (
 const acceptByKey = async (
   request: AcceptRequest,
   key: string,
-  contentIds: string[],
+  firstIds: ContentIds,
   now: Date,
   options: CallOptions,
 ) => {
   const keyHash = sha256(`${request.owner}\n${key}`);
-  const ids = contentIds.map((id) => keyedId(keyHash, id));
   const hold = await holdIdempotencyKey({
     kind: request.kind,
     keyHash,
@@ -123,6 +127,9 @@ const acceptByKey = async (
     now,
     options,
   });
+  // A key first used before content ids were keyed keeps the ids its first request gave (and made).
+  const contentIds = hold.legacyIds ? firstIds.legacyIds : firstIds.contentIds;
+  const ids = contentIds.map((id) => keyedId(keyHash, id));
   if (hold.answered) return ids;
   try {
     const contents = [...distinctContents(request, contentIds)];
@@ -165,11 +172,15 @@ const acceptByKey = async (
 export const acceptRecords = async (request: AcceptRequest): Promise<string[]> => {
   const now = request.now ?? new Date();
   const options: CallOptions = { abortSignal: request.abortSignal };
-  const contentIds = request.records.map((record) => contentId(request.kind, record, request.owner));
   try {
+    const key = await contentIdKey();
+    const ids: ContentIds = {
+      contentIds: request.records.map((record) => contentId(key, request.kind, record, request.owner)),
+      legacyIds: request.records.map((record) => legacyContentId(request.kind, record, request.owner)),
+    };
     return request.idempotencyKey === undefined
-      ? await acceptByContent(request, contentIds, now, options)
-      : await acceptByKey(request, request.idempotencyKey, contentIds, now, options);
+      ? await acceptByContent(request, ids, now, options)
+      : await acceptByKey(request, request.idempotencyKey, ids, now, options);
   } catch (error) {
     if (isAwsUnavailable(error)) {
       throw new QueueUnavailableError('the records could not be stored and queued in time', { cause: error });

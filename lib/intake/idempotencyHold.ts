@@ -20,6 +20,12 @@ export interface KeyRequest {
 export interface KeyHold {
   /** True when an earlier request with this key and body was answered 200: answer the same, do nothing. */
   answered: boolean;
+  /**
+   * True when the key's entry was written before content ids were keyed: the answer, and any record still to be
+   * made, use the ids that request used (lib/intake/recordIds.ts, `legacyContentId`), so a retry across the change
+   * gets the same ids.
+   */
+  legacyIds: boolean;
   /** After a 200: later repeats are answered from the entry. Best effort: a lost write only delays them. */
   complete(): Promise<void>;
   /** After a failure: the caller's retry with the same body may take the key over at once. Best effort. */
@@ -47,6 +53,7 @@ export const holdIdempotencyKey = async (request: KeyRequest): Promise<KeyHold> 
   const nowSeconds = Math.floor(now.getTime() / 1000);
   const held: KeyHold = {
     answered: false,
+    legacyIds: false,
     complete: async () => {
       await setIdempotencyState(
         kind,
@@ -71,6 +78,7 @@ export const holdIdempotencyKey = async (request: KeyRequest): Promise<KeyHold> 
     state: 'started' as const,
     startedAt,
     expiresAt: nowSeconds + IDEMPOTENCY_WINDOW_SECONDS,
+    contentIds: 'keyed' as const,
   };
   if (await claimIdempotencyKey(entry, nowSeconds, options)) return held;
 
@@ -81,7 +89,8 @@ export const holdIdempotencyKey = async (request: KeyRequest): Promise<KeyHold> 
     throw new IdempotencyInProgressError();
   }
   if (earlier.bodyHash !== bodyHash) throw new IdempotencyConflictError();
-  if (earlier.state === 'done') return { ...held, answered: true };
+  const legacyIds = earlier.contentIds !== 'keyed';
+  if (earlier.state === 'done') return { ...held, answered: true, legacyIds };
   const running = now.getTime() - Date.parse(earlier.startedAt) < IDEMPOTENCY_TAKEOVER_MS;
   if (earlier.state === 'started' && running) throw new IdempotencyInProgressError();
   // Failed (503) or died: take the key over, unless another retry just did.
@@ -92,5 +101,5 @@ export const holdIdempotencyKey = async (request: KeyRequest): Promise<KeyHold> 
     options,
   );
   if (!taken) throw new IdempotencyInProgressError();
-  return held;
+  return { ...held, legacyIds };
 };

@@ -2,16 +2,12 @@ import type { SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../aws/clients.ts';
 import { SendMessageBatchCommand } from '../aws/jsonProtocol/sqs.ts';
 import type { QueuedRecord } from '../types.ts';
+import { messageGroupOf } from './messageGroup.ts';
 
 /** SQS takes at most 10 entries a call. */
 const ENTRIES_PER_BATCH = 10;
 /** Batches in flight at once for a large request. */
 const PARALLEL_BATCHES = 10;
-/**
- * SQS takes a group id of at most 128 characters. A client's name is at most 63; a browser form's owner
- * (`browser-form:<origin>`) could be longer, and a refused entry would never be queued.
- */
-const MAX_GROUP_ID = 128;
 /** Rounds of re-sending the entries SQS refused (the SDK itself retries whole calls that fail). */
 const ENTRY_RETRY_ROUNDS = 3;
 
@@ -34,9 +30,7 @@ const sendBatch = async (
   let pending: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({
     Id: String(index),
     MessageBody: messageBody(message),
-    // The client is the message's tenant: on a standard queue a group id turns on SQS fair queues, so one
-    // client's backlog does not hold up the others' records (docs/design.md, "Fair share between clients").
-    ...(message.owner ? { MessageGroupId: message.owner.slice(0, MAX_GROUP_ID) } : {}),
+    ...messageGroupOf(message.owner),
   }));
   for (let round = 0; round <= ENTRY_RETRY_ROUNDS && pending.length > 0; round++) {
     if (round > 0) await pause(50 * 2 ** round);

@@ -168,4 +168,9 @@ export interface IdempotencyEntry {
   startedAt: string;
   /** Epoch seconds; DynamoDB's TTL removes the entry after it. */
   expiresAt: number;
+  /**
+   * `keyed` when its request derived record ids from keyed content ids (lib/intake/recordIds.ts); absent on an
+   * entry written before, whose repeats are answered, and whose records are made, with the ids it used then.
+   */
+  contentIds?: 'keyed';
 }

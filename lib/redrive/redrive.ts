@@ -6,6 +6,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { publishAfterOutcome } from '../outbox/publish.ts';
+import { messageGroupOfBody } from '../queue/messageGroup.ts';
 import { queuedRecordOf, readQueuedRecord } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter } from '../records/due.ts';
@@ -41,7 +42,8 @@ export interface RedriveQueues {
  * record back to `accepted`; then reopens the `failed` records whose messages are gone (the local dead-letter queue
  * lives in memory and is empty after a restart) and queues them. For the local queue, which has no message move
  * task. A message is deleted from the dead-letter queue only after it is on the queue again, so an interruption
- * duplicates rather than loses; the worker's claim makes a duplicate harmless.
+ * duplicates rather than loses; the worker's claim makes a duplicate harmless. Each message goes back with its
+ * client's MessageGroupId, as the worker dead-lettered it, so the fair queue still serves quiet clients first.
  *
  * @returns how many messages were moved, how many records without a message were queued again, and (when any)
  * how many failed records could not be redriven because their personal data had been removed (lib/retention).
@@ -88,7 +90,14 @@ const moveDeadLetters = async ({ sqs, queueUrl, deadLetterQueueUrl }: RedriveQue
     const sent = await sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: queueUrl,
-        Entries: messages.map((m, i) => ({ Id: String(i), MessageBody: m.Body ?? '' })),
+        // Each keeps its client's group id (from the owner its body names, so a copy dead-lettered without one
+        // gets it back): an ungrouped message is a tenant of its own, and 300 of them are served before a quiet
+        // client's one.
+        Entries: messages.map((m, i) => ({
+          Id: String(i),
+          MessageBody: m.Body ?? '',
+          ...messageGroupOfBody(m.Body ?? ''),
+        })),
       }),
     );
     const sentIds = new Set((sent.Successful ?? []).map((s) => s.Id));
@@ -106,6 +115,8 @@ const moveDeadLetters = async ({ sqs, queueUrl, deadLetterQueueUrl }: RedriveQue
 /**
  * On AWS: puts every `failed` record of the kind back to `accepted`, then starts SQS's message move task from the
  * dead-letter queue to its queue. Records go first, so no message arrives for a record the worker would skip.
+ * The task moves each message as it is, group id and all: the worker dead-letters with the client's group id
+ * (lib/delivery/deadLetters.ts), so the redriven messages keep their fair share.
  * A record whose message is no longer in the dead-letter queue (kept 14 days) is queued by the reconciler once
  * it is due; one whose message does come back is claimed by the worker first, and the reconciler leaves it.
  *

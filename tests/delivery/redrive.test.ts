@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { type Message, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendToDeadLetterQueue } from '../../lib/delivery/deadLetters.ts';
+import { queuedRecordOf } from '../../lib/queue/queuedRecord.ts';
+import { messageBody, sendRecords } from '../../lib/queue/sendRecords.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { redriveByHand, redriveOnAws } from '../../lib/redrive/redrive.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
@@ -193,6 +196,65 @@ describe('redrive', () => {
     expect(again).toEqual({ moved: 0, requeued: 0 });
     for (const r of [withMessage, lost1, lost2])
       expect(await getStatusRecord(r.id)).toMatchObject({ status: 'accepted', openKind: 'caseRecord' });
+  });
+});
+
+describe('redrive and fair share', () => {
+  /** Receives the queue's messages 10 at a time, leaving each in flight (a worker busy with it), until `wanted`. */
+  const receiveUntil = async (queueUrl: string, wanted: (m: Message) => boolean): Promise<Message[]> => {
+    const served: Message[] = [];
+    for (;;) {
+      const out = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 120 }),
+      );
+      const messages = out.Messages ?? [];
+      for (const message of messages) {
+        served.push(message);
+        if (wanted(message)) return served;
+      }
+      if (messages.length === 0) return served;
+    }
+  };
+
+  it("a dealer's 300 dead-lettered records redriven keep its group: a quiet dealer's sale is served 31st, not 301st", async () => {
+    // Prepare: 300 failed cases of one dealer, each dead-lettered as the worker does it; the queue empty.
+    const queueUrl = aws.resources.queues.CaseQueue.url;
+    const deadLetters = aws.resources.queues.CaseDeadLetterQueue.url;
+    const noisy = Array.from({ length: 300 }, () => ({
+      ...failedRecord('caseRecord'),
+      owner: 'noisy-dealer',
+    }));
+    await seedStatusRecords(noisy);
+    for (const record of noisy) await sendToDeadLetterQueue(queueUrl, messageBody(queuedRecordOf(record)));
+    await aws.drain(queueUrl);
+    // On AWS the message move task moves each dead letter as it is: each must carry the dealer's group id itself.
+    const deadLettered = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: deadLetters,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: 0,
+        MessageSystemAttributeNames: ['MessageGroupId'],
+      }),
+    );
+    // Act: the redrive by hand (the local queue's), then one sale of a quiet dealer, then workers receive.
+    const redriven = await redriveByHand({
+      sqs,
+      kind: 'caseRecord',
+      queueUrl,
+      deadLetterQueueUrl: deadLetters,
+    });
+    const quiet = { ...failedRecord('caseRecord'), owner: 'quiet-dealer' };
+    expect(await sendRecords(queueUrl, [queuedRecordOf(quiet)])).toEqual([]);
+    const served = await receiveUntil(queueUrl, (m) => JSON.parse(m.Body ?? '{}').id === quiet.id);
+    // Assess: once the dealer holds 30 in flight it is a noisy neighbour, and the quiet dealer comes next. Without
+    // its group id every redriven message is a tenant of its own, served first in, first out: the quiet sale 301st.
+    const ownersServed = served.map((m) => JSON.parse(m.Body ?? '{}').owner);
+    expect(deadLettered.Messages?.map((m) => m.Attributes?.MessageGroupId)).toEqual(
+      Array(10).fill('noisy-dealer'),
+    );
+    expect(redriven.moved).toBe(300);
+    expect(ownersServed.at(-1)).toBe('quiet-dealer');
+    expect(ownersServed.filter((owner) => owner === 'noisy-dealer')).toHaveLength(30);
   });
 });
 

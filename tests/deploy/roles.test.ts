@@ -74,6 +74,7 @@ const invoked = new Set<string>();
 const parameterValues = (): Record<string, string> => ({
   ERP_PASSWORD: sap.password,
   CRM_CLIENT_SECRET: salesforce.clientSecret,
+  CONTENT_ID_KEY: 'roles-test-content-id-key',
 });
 
 /** Settings the template leaves empty (deploy-time environment): the sandboxes' here. */

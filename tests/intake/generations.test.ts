@@ -11,6 +11,7 @@ import { contentId, generationId } from '../../lib/intake/recordIds.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { readContentSlot } from '../../lib/store/statusRecords.ts';
 import type { CaseRecord } from '../../lib/types.ts';
+import { CONTENT_ID_KEY } from '../../testkit/apiKeys.ts';
 import { uniqueFrame } from '../../testkit/factories/records.ts';
 import { type FaultProxy, startFaultProxy } from '../../testkit/faultProxy.ts';
 import { freshAws } from '../../testkit/freshAws.ts';
@@ -71,7 +72,7 @@ const queuedIds = async () => (await aws.drain(aws.resources.queues.CaseQueue.ur
 /** A stored record of this content's generation `generation`, accepted at `acceptedAt`, as intake writes it. */
 const generationRecord = (record: CaseRecord, generation: number, acceptedAt: Date) =>
   newStatusRecord(
-    generationId(contentId('caseRecord', record, OWNER), generation),
+    generationId(contentId(CONTENT_ID_KEY, 'caseRecord', record, OWNER), generation),
     request(record),
     record,
     acceptedAt,

@@ -17,6 +17,7 @@ import {
 } from '../../lib/store/idempotencyEntries.ts';
 import type { CaseRecord } from '../../lib/types.ts';
 import { localClientConfig } from '../../local/aws.ts';
+import { CONTENT_ID_KEY } from '../../testkit/apiKeys.ts';
 import { uniqueFrame } from '../../testkit/factories/records.ts';
 import { startFaultyProxy } from '../../testkit/faultyProxy.ts';
 import { freshAws } from '../../testkit/freshAws.ts';
@@ -76,7 +77,7 @@ const sendKeyed = (records: CaseRecord[], key: string, now: Date) =>
   });
 /** The ids a request with this key and these records is answered. */
 const idsFor = (records: CaseRecord[], key: string) =>
-  records.map((record) => keyedId(keyHashOf(key), contentId('caseRecord', record, OWNER)));
+  records.map((record) => keyedId(keyHashOf(key), contentId(CONTENT_ID_KEY, 'caseRecord', record, OWNER)));
 /** An entry as a request with this key and body that started at `startedAt` left it. */
 const seedEntry = (records: CaseRecord[], key: string, state: IdempotencyState, startedAt: Date) =>
   claimIdempotencyKey(
@@ -87,6 +88,7 @@ const seedEntry = (records: CaseRecord[], key: string, state: IdempotencyState, 
       state,
       startedAt: startedAt.toISOString(),
       expiresAt: Math.floor(startedAt.getTime() / 1000) + 24 * 60 * 60,
+      contentIds: 'keyed',
     },
     Math.floor(startedAt.getTime() / 1000),
   );

@@ -14,6 +14,7 @@ import { contentId, generationId, keyedId, sha256 } from '../../lib/intake/recor
 import { getStatusRecord, putContentAliasIfAbsent, readContentSlot } from '../../lib/store/statusRecords.ts';
 import type { CaseRecord } from '../../lib/types.ts';
 import { localClientConfig } from '../../local/aws.ts';
+import { CONTENT_ID_KEY } from '../../testkit/apiKeys.ts';
 import { uniqueFrame } from '../../testkit/factories/records.ts';
 import { freshAws } from '../../testkit/freshAws.ts';
 import { startHookedProxy } from '../../testkit/hookedProxy.ts';
@@ -60,7 +61,7 @@ const send = async (record: CaseRecord, now: Date, key?: string) => {
   });
   return id;
 };
-const firstIdOf = (record: CaseRecord) => contentId('caseRecord', record, OWNER);
+const firstIdOf = (record: CaseRecord) => contentId(CONTENT_ID_KEY, 'caseRecord', record, OWNER);
 const keyedIdOf = (record: CaseRecord, key: string) => keyedId(sha256(`${OWNER}\n${key}`), firstIdOf(record));
 const queuedIds = async () => (await aws.drain(aws.resources.queues.CaseQueue.url)).map((m) => m.id);
 /** Answers the service's write of the record `id` with an error (a 503 for its request); other writes go through. */

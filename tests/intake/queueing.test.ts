@@ -8,6 +8,7 @@ import { RECORD_ID_PATTERN } from '../../lib/records/recordId.ts';
 import { getStatusRecords } from '../../lib/store/statusRecords.ts';
 import { claimRecord } from '../../lib/store/statusUpdates.ts';
 import type { CaseRecord, QueuedRecord } from '../../lib/types.ts';
+import { CONTENT_ID_KEY } from '../../testkit/apiKeys.ts';
 import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
 import { startFaultyProxy } from '../../testkit/faultyProxy.ts';
@@ -239,7 +240,7 @@ describe('records whose queueing may have been lost', () => {
   it('leaves a record whose request died before queueing to the reconciler: a duplicate request does not queue it', async () => {
     // Prepare: a status record written by a request that died before SQS, due for the reconciler at 08:05.
     const record = caseRecord();
-    const id = contentId('caseRecord', record, 'example-web-forms');
+    const id = contentId(CONTENT_ID_KEY, 'caseRecord', record, 'example-web-forms');
     const acceptedAt = '2026-11-22T08:00:00.000Z';
     await seedStatusRecords([
       {

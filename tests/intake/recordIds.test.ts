@@ -4,11 +4,21 @@
  * the derivations are pinned to known values here.
  */
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, contentId, generationId, keyedId, sha256 } from '../../lib/intake/recordIds.ts';
+import {
+  canonicalJson,
+  contentId,
+  generationId,
+  keyedId,
+  legacyContentId,
+  sha256,
+} from '../../lib/intake/recordIds.ts';
 import { RECORD_ID_PATTERN } from '../../lib/records/recordId.ts';
 
 const ana = { firstName: 'Ana', surname: 'Silva', email: 'ana@example.com' };
-const ANA_ID = 'a876aab5151dbec73febeddabcf02ed8';
+/** Ana's content id under the key KEY, and her id before content ids were keyed (records stored then keep it). */
+const KEY = 'test-content-id-key';
+const ANA_ID = '13a41acd64eb2d2e334a38cd4437b871';
+const LEGACY_ANA_ID = 'a876aab5151dbec73febeddabcf02ed8';
 
 describe('canonicalJson', () => {
   it('sorts keys at every level, inside arrays too, and keeps array order', () => {
@@ -45,10 +55,11 @@ describe('record ids', () => {
     expect(sha256('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
 
-  it('a content id is 32 lower-case hex characters of kind, owner and content, the same for every key order', () => {
-    expect(contentId('caseRecord', ana, 'example-web-forms')).toBe(ANA_ID);
+  it('a content id is 32 lower-case hex characters of the HMAC-SHA-256 of kind, owner and content, the same for every key order', () => {
+    expect(contentId(KEY, 'caseRecord', ana, 'example-web-forms')).toBe(ANA_ID);
     expect(
       contentId(
+        KEY,
         'caseRecord',
         { email: 'ana@example.com', surname: 'Silva', firstName: 'Ana' },
         'example-web-forms',
@@ -59,21 +70,43 @@ describe('record ids', () => {
 
   it('another owner or another kind is another record', () => {
     const ids = new Set([
-      contentId('caseRecord', ana, 'example-web-forms'),
-      contentId('caseRecord', ana, 'another-client'),
-      contentId('salesRegistration', ana, 'example-web-forms'),
+      contentId(KEY, 'caseRecord', ana, 'example-web-forms'),
+      contentId(KEY, 'caseRecord', ana, 'another-client'),
+      contentId(KEY, 'salesRegistration', ana, 'example-web-forms'),
     ]);
     expect(ids.size).toBe(3);
   });
 
+  it('a guess cannot be checked against an id without the key: the unkeyed hash confirms "Ana", the keyed id does not', () => {
+    // Prepare: what a holder of an id and the kept fields tries: hash each guessed name with the rest.
+    const guess = (firstName: string) => ({ ...ana, firstName });
+    const unkeyed = (firstName: string) =>
+      sha256(`caseRecord\nexample-web-forms\n${canonicalJson(guess(firstName))}`);
+    // Act
+    const confirmedBefore = ['Ann', 'Bob', 'Ana'].filter((name) => unkeyed(name).startsWith(LEGACY_ANA_ID));
+    const id = contentId(KEY, 'caseRecord', ana, 'example-web-forms');
+    const confirmedNow = ['Ann', 'Bob', 'Ana'].filter((name) => unkeyed(name).startsWith(id));
+    const withAnotherKey = contentId('another-stage-key', 'caseRecord', ana, 'example-web-forms');
+    // Assess: the old id named the person; the keyed one matches no guess, and another stage's key gives another id.
+    expect(confirmedBefore).toEqual(['Ana']);
+    expect(confirmedNow).toEqual([]);
+    expect(withAnotherKey).not.toBe(id);
+  });
+
+  it('the id before content ids were keyed is still derived, to recognise repeats of content stored under it', () => {
+    expect(legacyContentId('caseRecord', ana, 'example-web-forms')).toBe(LEGACY_ANA_ID);
+  });
+
   it('generation 0 is the first id; later generations are derived from it, each its own', () => {
-    expect(generationId(ANA_ID, 0)).toBe(ANA_ID);
-    expect(generationId(ANA_ID, 1)).toBe('bbfd4cda9ce864e54e9efc220b97801b');
-    expect(generationId(ANA_ID, 2)).toBe('fb8347432658ff8517a213ce8fefaf8a');
+    expect(generationId(LEGACY_ANA_ID, 0)).toBe(LEGACY_ANA_ID);
+    expect(generationId(LEGACY_ANA_ID, 1)).toBe('bbfd4cda9ce864e54e9efc220b97801b');
+    expect(generationId(LEGACY_ANA_ID, 2)).toBe('fb8347432658ff8517a213ce8fefaf8a');
   });
 
   it('a keyed id is derived from the key hash and the content id', () => {
-    expect(keyedId(sha256('example-web-forms\nkey-1'), ANA_ID)).toBe('4040ee10f3c700cf154204a3cd9dddfb');
+    expect(keyedId(sha256('example-web-forms\nkey-1'), LEGACY_ANA_ID)).toBe(
+      '4040ee10f3c700cf154204a3cd9dddfb',
+    );
   });
 
   it('RECORD_ID_PATTERN takes 32 lower-case hex characters and nothing else', () => {

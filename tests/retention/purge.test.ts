@@ -401,6 +401,42 @@ describe('purgePersonalData: failed and redriven records', () => {
     expect(await personalValuesIn(sale.id, SALE_PERSONAL)).toEqual(SALE_PERSONAL);
   });
 
+  it('leaves alone a record settled again between its read and its update: its later purgeAt refuses the write', async () => {
+    // Prepare: a failed case kept as an older version stored it (no history, its outbox published), due at 60
+    // days; between the purge's read and its update it is redriven and delivered at 61 days (purge due at 91).
+    // No history or outbox size is compared for it, so only the condition on purgeAt can refuse the update.
+    const stored = await accept('caseRecord');
+    await seedStatusRecords([
+      {
+        ...stored,
+        status: 'failed',
+        statusKey: 'caseRecord#failed',
+        attempts: 3,
+        updatedAt: T.toISOString(),
+        error: 'Salesforce did not answer within 10 s',
+        openKind: undefined,
+        dueAt: undefined,
+        purgeKind: 'caseRecord',
+        purgeAt: day(60).toISOString(),
+      },
+    ]);
+    dynamo.reset();
+    dynamo.before('UpdateItem', async () => {
+      await redrive(stored.id, day(61));
+      await settle(stored.id, 'delivered', day(61));
+    });
+    // Act
+    const run = await purgePersonalData({ now: day(61), kinds: ['caseRecord'] });
+    const after = await getStatusRecord(stored.id);
+    // Assess: the race happened, the purge gave way, and the delivered record keeps its data until 91 days.
+    expect(dynamo.pending()).toEqual([]);
+    expect(run).toEqual({ purged: { salesRegistration: 0, caseRecord: 0 }, skipped: 1, limited: false });
+    expect(after).toMatchObject({ status: 'delivered', purgeAt: day(91).toISOString() });
+    expect(after?.personalDataRemovedAt).toBeUndefined();
+    expect(await personalValuesIn(stored.id, CASE_PERSONAL)).toEqual(CASE_PERSONAL);
+    expect((await purgePersonalData({ now: day(91), kinds: ['caseRecord'] })).purged.caseRecord).toBe(1);
+  });
+
   it('does not write back an outbox published between its read and its update: skipped, purged on the next run', async () => {
     // Prepare: a rejected case whose event is still in its outbox; the publisher empties it just before the update.
     const kase = await accept('caseRecord');

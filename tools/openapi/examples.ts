@@ -122,19 +122,27 @@ export const caseProblems = (body: Json): string => {
   return result.problems.map(formatProblem).join('; ');
 };
 
+/**
+ * The key of content ids the examples are derived under: each stage has its own secret one (lib/intake/contentIdKey.ts),
+ * so an example id is what a stage with this key would give, not what any deployed stage gives.
+ */
+const EXAMPLE_CONTENT_ID_KEY = 'example-stage-content-id-key';
+
 /** The ids the service gives the example records: ids are derived from the normalised content. */
 export const salesIds = (body: Json[]): string[] => {
   const result = validateSalesRegistrations(structuredClone(body), EXAMPLES_AS_OF);
   if (!result.ok)
     throw new Error(`a sales registration example is invalid: ${result.problems.map(formatProblem)}`);
-  return result.value.map((record) => contentId('salesRegistration', record, 'example-dealer'));
+  return result.value.map((record) =>
+    contentId(EXAMPLE_CONTENT_ID_KEY, 'salesRegistration', record, 'example-dealer'),
+  );
 };
 
 /** The `CrmId` the service gives an example case. */
 export const caseId = (body: Json): string => {
   const result = validateCaseRecord(structuredClone(body));
   if (!result.ok) throw new Error(`a case example is invalid: ${result.problems.map(formatProblem)}`);
-  return contentId('caseRecord', result.value, 'example-web-forms');
+  return contentId(EXAMPLE_CONTENT_ID_KEY, 'caseRecord', result.value, 'example-web-forms');
 };
 
 /**
