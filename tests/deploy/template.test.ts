@@ -213,10 +213,12 @@ describe('packaged CloudFormation template', () => {
       'sqs:ReceiveMessage',
     ]);
     expect(ref(workerSqs.Resource)).toBe(ref([{ 'Fn::GetAtt': ['CaseQueue', 'Arn'] }]));
-    // Status look-ups: a record by id, and the caller's records by frame number through the `frame` index only.
+    // Status look-ups: a record by id and the holds (two statements, each limited to its keys: tests/deploy/roles),
+    // and the caller's records by frame number through the `frame` index only.
     const statusDynamo = actionsOn(byFunction.RecordStatusLambdaFunction, 'dynamodb:');
     const frameIndex = ['${RecordsTable', 'Arn}/index/frame'].join('.');
     expect(statusDynamo.map((s) => [s.Action, ref(s.Resource)])).toEqual([
+      [['dynamodb:GetItem'], ref([{ 'Fn::GetAtt': ['RecordsTable', 'Arn'] }])],
       [['dynamodb:GetItem'], ref([{ 'Fn::GetAtt': ['RecordsTable', 'Arn'] }])],
       [['dynamodb:Query'], ref([{ 'Fn::Sub': frameIndex }])],
     ]);
