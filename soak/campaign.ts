@@ -49,7 +49,7 @@ import {
 } from './events.ts';
 import { type FeedCounts, feedKept, feedUntilComplete } from './feed.ts';
 import { type HoldFigures, holdFigures } from './holdFigures.ts';
-import { createHoldWatch, pollHolds } from './holdWatch.ts';
+import { createHoldWatch, openingCallsInStore, pollHolds } from './holdWatch.ts';
 import {
   type LedgerCounts,
   type PlanResult,
@@ -602,6 +602,10 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       if (plan.records.length > 1) salesDuringOutage.together++;
       else salesDuringOutage.alone++;
     }
+    // Which call opened each hold, from the records' histories (read while npm start still serves the store).
+    await service.whenUp();
+    const openings = holdWatch.openings();
+    const openingCalls = (await openingCallsInStore(dataDir, openings)) ?? new Map();
     const holdReport = holdFigures({
       outage,
       createdAt: sap.registrations.map((registration) => Date.parse(registration.createdAt)),
@@ -611,7 +615,8 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       waiting: outageReport.acceptedDuring,
       probeSeconds: settings.probeSeconds,
       reconcileSeconds: settings.reconcileIntervalSeconds,
-      openings: holdWatch.openings(),
+      openings,
+      openingCalls,
     });
     if (outage.queuedAtStart > 0)
       log(

@@ -14,8 +14,7 @@
  *   lost answers and one record's refusal (transient or for good); CSRF and OAuth tokens expired every few
  *   seconds; and one SAP outage (the sandbox's own switch) many times longer than a record's attempts take, which
  *   begins once SAP's queued faults are taken and ends with none queued (its recovery is the service's own);
- * - faults that fail a whole call are spaced: the downstream answers between any two (faultQueue.ts), so only the
- *   outage may look like one to the hold;
+ * - faults that fail a whole call are spaced: the downstream answers between any two (faultQueue.ts);
  * - bursts of Collections answers with some cases upserted and the others `UNABLE_TO_LOCK_ROW` (Salesforce up and
  *   answering, rows locked by another integration's bulk load), nothing else failing at Salesforce meanwhile.
  */
@@ -274,23 +273,27 @@ const failsWholeCall = (fault: SapFault | SalesforceFault): boolean => {
 };
 
 /**
- * How a burst answers a Collections call: by position (the sandbox ignores those past the call's end). A call
- * carries at least two cases (a lone case goes by the single upsert), so each pattern leaves some upserted and
- * locks some: the parts a hold must take for answers (CONTRACT 3: the downstream answered).
+ * How a burst answers a Collections call, by position (the sandbox ignores those past the call's end): `a run`
+ * locks 3 to 6 cases in a row from one of the first positions (a streak as long as OUTAGE_AFTER_FAILURES, right
+ * after an upserted case), `scattered` about a third of them. The first case is never locked and a call carries
+ * at least two (a lone case goes by the single upsert), so every call is answered in part: some cases upserted,
+ * the others locked, which a hold must take for answers (CONTRACT 3). Only some of a call are locked, so a case
+ * rarely meets a lock at every try (locking nearly all, the first runs left cases `failed` after five locks).
  */
-const LOCK_PATTERNS = {
-  'all but the first': (position: number) => position > 0,
-  'every other': (position: number) => position % 2 === 0,
-} as const;
-
-const lockedInPart = (pattern: keyof typeof LOCK_PATTERNS): SalesforceFault => ({
-  on: 'collections',
-  recordErrors: Object.fromEntries(
-    Array.from({ length: 200 }, (_, position) => position)
-      .filter(LOCK_PATTERNS[pattern])
-      .map((position) => [position, [lockRow]]),
-  ),
-});
+const lockedInPart = (pattern: 'a run' | 'scattered'): SalesforceFault => {
+  const start = 1 + Math.floor(Math.random() * 8);
+  const end = start + 3 + Math.floor(Math.random() * 4);
+  const locked = (position: number) =>
+    pattern === 'a run' ? position >= start && position < end : position > 0 && Math.random() < 0.3;
+  return {
+    on: 'collections',
+    recordErrors: Object.fromEntries(
+      Array.from({ length: 200 }, (_, position) => position)
+        .filter(locked)
+        .map((position) => [position, [lockRow]]),
+    ),
+  };
+};
 
 /** The longest a burst waits for its Collections calls: other Salesforce faults wait while it lasts. */
 const lockBurstMaxMs = 15_000;
@@ -396,8 +399,8 @@ export const startDownstreamChaos = (options: DownstreamChaosOptions) => {
     }
     if (burstOn()) {
       if (sfQueue.waiting('batched') === 0) {
-        const pattern = lockBurst.calls % 2 === 0 ? 'all but the first' : 'every other';
-        const name = `collections answered in part, ${pattern} UNABLE_TO_LOCK_ROW`;
+        const pattern = lockBurst.calls % 2 === 0 ? 'a run' : 'scattered';
+        const name = `collections answered in part, UNABLE_TO_LOCK_ROW ${pattern}`;
         if (plant('salesforce', 'batched', lockedInPart(pattern), name)) {
           lockBurst.left--;
           lockBurst.calls++;

@@ -4,10 +4,10 @@
  *
  * It also spaces the faults that fail a whole call (a 5xx, a dropped connection, a lost answer, a failed token or
  * CSRF fetch: every record in the call fails): one waits at a time, and the next only after a delivery call that
- * met none. So the downstream answers between any two of them, as a live system does, and no run of them looks like
- * an outage: with OUTAGE_AFTER_FAILURES 3, three taken back to back would open a hold by the rule, and the
- * campaign's count of holds opened while the downstream answered (holdFigures.ts) would blame the product for the
- * campaign's own doing.
+ * met none. So the downstream answers between any two of them, as a live system does: with OUTAGE_AFTER_FAILURES 3,
+ * single calls failed back to back would hold a downstream that is up, by the rule, and slow the whole campaign. (One
+ * batched call that fails whole still opens a hold, as it counts once per record it carried; holdFigures.ts tells
+ * those from holds opened on answers by the call that opened them.)
  */
 
 /** The requests a queued fault waits for: a single delivery, a batched one ($batch, Collections), a token fetch. */

@@ -6,14 +6,16 @@
  *   queued by the reconciler, which runs once a period: so the goal is one probe period plus one reconciler
  *   period, and more than that fails. Where the time went is shown beside it: the first delivery call SAP received
  *   after it came back (the probe), and that call's answer;
- * - **holds opened while the downstream answered**: openings of an `outage` hold on a downstream that was up and
- *   answering (holdWatch.ts saw them). The campaign switches only SAP down, and outside that window spaces the
- *   whole-call failures it plants (chaos.ts) so that a downstream always answers between two of them: a hold that
- *   opens there opened on answers (such as a Collections answer with some cases upserted and some
- *   `UNABLE_TO_LOCK_ROW`), and any is one too many. An opening within `graceMs` after SAP came back is still the
- *   outage's (a 503 answered just before, noted just after).
+ * - **holds opened while the downstream answered**: openings of an `outage` hold (holdWatch.ts saw them) by a call
+ *   the downstream answered in part: some of its records delivered or refused for their content (such as a
+ *   Collections answer with some cases upserted and some `UNABLE_TO_LOCK_ROW`). Any is one too many. A hold opened
+ *   by a call that failed for every record in it is the rule's (CONTRACT 3: a call that failed whole counts once
+ *   per record it carried, so one `$batch` of 50 answered 503 opens it, SAP down or not); which call opened a hold
+ *   is read from the records' histories (holdWatch.ts openingCallsInStore). An opening whose call was not found is
+ *   counted apart (`unexplained`), judged by the outage alone: on SAP within the outage (and `graceMs` after it, for a
+ *   503 noted late) it is the outage's, anywhere else it fails too.
  */
-import type { HoldOpening } from './holdWatch.ts';
+import type { HoldOpening, OpeningCall } from './holdWatch.ts';
 
 export interface HoldFigures {
   /** Seconds from SAP up again to the first registration it stored (null: none, or no outage). */
@@ -26,10 +28,17 @@ export interface HoldFigures {
   firstCallStatus: number | null;
   /** Hold openings seen, by downstream and reason (`erp outage`: 2). */
   openings: Record<string, number>;
-  /** Openings (reason outage) while the downstream was up and answering: the rule allows none. */
+  /** Openings (reason outage) by a call the downstream answered in part: the rule allows none. */
   openedWhileAnswering: number;
-  /** Each of those: `crm at 2026-11-28T07:01:02.345Z`. */
+  /** Each of those: `crm at 2026-11-28T07:01:02.345Z: 12 answered, 3 failed`. */
   openedWhileAnsweringAt: string[];
+  /** Openings (reason outage) by a call that failed for every record in it (the rule's). */
+  openedOnFailures: number;
+  /** Openings (reason outage) whose call the store did not show (judged by the outage window). */
+  unexplained: number;
+  /** The outage as it happened (ISO; empty without one). */
+  outageFrom: string;
+  outageTo: string;
   /** The first delivery came within the goal (or nothing waited for one). */
   recoveredInTime: boolean;
   /** Both rules held. */
@@ -48,7 +57,9 @@ export interface HoldInput {
   probeSeconds: number;
   reconcileSeconds: number;
   openings: readonly HoldOpening[];
-  /** After SAP came back, openings this long still count as the outage's. Default 5,000 ms. */
+  /** The call that opened each (holdWatch.ts openingCallsInStore; keyed `<downstream> <ms>`). */
+  openingCalls: ReadonlyMap<string, OpeningCall>;
+  /** For an opening whose call was not found: after SAP came back, this long still counts as the outage. Default 5 s. */
   graceMs?: number;
 }
 
@@ -59,7 +70,7 @@ const seconds = (ms: number) => Math.round(ms / 100) / 10;
  *
  * @example
  * holdFigures({ outage: { from, to }, createdAt, sapCalls, waiting: 40, probeSeconds: 2, reconcileSeconds: 2,
- *   openings: watch.openings() })
+ *   openings: watch.openings(), openingCalls })
  * // { firstDeliverySeconds: 2.7, firstDeliveryGoalSeconds: 4, openedWhileAnswering: 0, kept: true, … }
  */
 export const holdFigures = (input: HoldInput): HoldFigures => {
@@ -75,15 +86,29 @@ export const holdFigures = (input: HoldInput): HoldFigures => {
     !hadOutage || (firstDeliverySeconds === null ? input.waiting === 0 : firstDeliverySeconds <= goal);
 
   const openings: Record<string, number> = {};
-  const whileAnswering: HoldOpening[] = [];
+  const whileAnswering: string[] = [];
+  let onFailures = 0;
+  let unexplained = 0;
   for (const opening of input.openings) {
     const key = `${opening.downstream} ${opening.reason}`;
     openings[key] = (openings[key] ?? 0) + 1;
     if (opening.reason !== 'outage') continue;
     const at = Date.parse(opening.heldSince);
-    const down =
-      opening.downstream === 'erp' && hadOutage && at >= input.outage.from && at <= input.outage.to + graceMs;
-    if (!down) whileAnswering.push(opening);
+    const call = input.openingCalls.get(`${opening.downstream} ${at}`);
+    const where = `${opening.downstream} at ${opening.heldSince}`;
+    if (call && call.answered > 0) {
+      whileAnswering.push(`${where}: ${call.answered} answered, ${call.failed} failed`);
+    } else if (call) {
+      onFailures++;
+    } else {
+      unexplained++;
+      const down =
+        opening.downstream === 'erp' &&
+        hadOutage &&
+        at >= input.outage.from &&
+        at <= input.outage.to + graceMs;
+      if (!down) whileAnswering.push(`${where}: its call not found, SAP not down`);
+    }
   }
   return {
     firstDeliverySeconds,
@@ -92,7 +117,11 @@ export const holdFigures = (input: HoldInput): HoldFigures => {
     firstCallStatus: firstCall ? firstCall.status : null,
     openings,
     openedWhileAnswering: whileAnswering.length,
-    openedWhileAnsweringAt: whileAnswering.map((o) => `${o.downstream} at ${o.heldSince} (${o.seenIn})`),
+    openedWhileAnsweringAt: whileAnswering,
+    openedOnFailures: onFailures,
+    unexplained,
+    outageFrom: hadOutage ? new Date(input.outage.from).toISOString() : '',
+    outageTo: hadOutage ? new Date(input.outage.to).toISOString() : '',
     recoveredInTime: recovered,
     kept: recovered && whileAnswering.length === 0,
   };

@@ -12,7 +12,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BatchGetItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  BatchGetItemCommand,
+  DynamoDBClient,
+  ScanCommand,
+} from '@aws-sdk/client-dynamodb';
 import { localClientConfig } from '../local/aws.ts';
 
 /** One opening of a downstream's hold. */
@@ -132,6 +137,77 @@ export const holdItemsInStore = async (
     }));
   } catch {
     return [];
+  } finally {
+    dynamo.destroy();
+  }
+};
+
+/** What the records of the call that opened a hold say of it (openingCallsInStore). */
+export interface OpeningCall {
+  /** Records of that call the downstream answered: delivered, or refused for their content (`rejected`). */
+  answered: number;
+  /** Records of that call that failed (still `accepted` with an error, or `failed`). */
+  failed: number;
+}
+
+/** The store's records' kind for each downstream. */
+const KIND_OF = { erp: 'salesRegistration', crm: 'caseRecord' } as const;
+
+/**
+ * The call that opened each hold, from the records' histories in the store of the `npm start` running on
+ * `dataDir`: the worker writes the hold and each record's outcome of one call at the same instant (the call's
+ * `at`, lib/delivery/deliverBatch.ts), so the records of `opening.downstream` with a history entry at exactly its
+ * `heldSince` are that call's. Keyed like the watch (`<downstream> <ms>`); an opening whose call is not found has
+ * no entry. Undefined when the store cannot be read.
+ *
+ * @example
+ * const calls = await openingCallsInStore(dataDir, watch.openings());
+ * calls.get(`crm ${Date.parse(opening.heldSince)}`); // { answered: 12, failed: 3 }: opened on answers
+ */
+export const openingCallsInStore = async (
+  dataDir: string,
+  openings: readonly HoldOpening[],
+): Promise<Map<string, OpeningCall> | undefined> => {
+  let runner: { dynamoEndpoint?: string; env?: Record<string, string> };
+  try {
+    runner = JSON.parse(await readFile(join(dataDir, 'runner.json'), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  const table = runner.env?.RECORDS_TABLE;
+  if (!runner.dynamoEndpoint || !table) return undefined;
+  const wanted = new Map(openings.map((o) => [`${KIND_OF[o.downstream]} ${Date.parse(o.heldSince)}`, o]));
+  const calls = new Map<string, OpeningCall>();
+  const dynamo = new DynamoDBClient({ ...localClientConfig(runner.dynamoEndpoint), maxAttempts: 3 });
+  try {
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await dynamo.send(
+        new ScanCommand({
+          TableName: table,
+          ProjectionExpression: '#kind, #history',
+          ExpressionAttributeNames: { '#kind': 'kind', '#history': 'history' },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        for (const entry of item.history?.L ?? []) {
+          const at = Date.parse(entry.M?.at?.S ?? '');
+          const opening = wanted.get(`${item.kind?.S} ${at}`);
+          if (!opening) continue;
+          const key = `${opening.downstream} ${at}`;
+          const call = calls.get(key) ?? { answered: 0, failed: 0 };
+          const status = entry.M?.status?.S;
+          if (status === 'delivered' || status === 'rejected') call.answered++;
+          else call.failed++;
+          calls.set(key, call);
+        }
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return calls;
+  } catch {
+    return undefined;
   } finally {
     dynamo.destroy();
   }

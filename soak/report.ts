@@ -77,7 +77,10 @@ export const reportTable = (report: SoakReport): string => {
       'records sent to Salesforce / created',
       `${report.downstream.salesforceUpserts} / ${report.downstream.salesforceCreated}`,
     ),
-    row('SAP outage seconds', report.outage.seconds),
+    row(
+      'SAP outage seconds',
+      `${report.outage.seconds}${report.hold.outageFrom ? ` (${report.hold.outageFrom} to ${report.hold.outageTo})` : ''}`,
+    ),
     row(
       '  calls while down / probes allowed',
       `${report.outage.calls} (delivery ${report.outage.deliveryCalls}) / ${report.outage.probesAllowed}${
@@ -101,6 +104,10 @@ export const reportTable = (report: SoakReport): string => {
     row('holds opened while the downstream answered', flag(report.hold.openedWhileAnswering)),
     ...report.hold.openedWhileAnsweringAt.map((at) => row('  opened', at)),
     row('hold openings seen', faults(report.hold.openings)),
+    row(
+      '  by a call failed for every record',
+      `${report.hold.openedOnFailures} (call not found: ${report.hold.unexplained})`,
+    ),
     row(
       'npm start SIGKILLs / starts',
       `${report.restarts.kills} / ${report.restarts.starts} (unexpected exits ${report.restarts.unexpectedExits})`,

@@ -1,13 +1,14 @@
 /**
  * The soak's hold verdicts (soak/holdFigures.ts): the first registration SAP stores after it came back must come
- * within one probe period and one reconciler period, and no `outage` hold may open on a downstream that was up and
- * answering. Negative controls: a report with a late first delivery planted, one with nothing delivered after the
- * outage although sales waited, one with a CRM hold planted (the shape of a Collections answer in part), one with an
- * ERP hold planted after SAP came back, and each fails the verdict.
+ * within one probe period and one reconciler period, and no `outage` hold may open by a call the downstream
+ * answered in part; a hold opened by a call that failed for every record in it is the rule's, SAP down or not.
+ * Negative controls: a report with a late first delivery planted, one with nothing delivered after the outage
+ * although sales waited, one with a CRM hold planted that a Collections answer in part opened (cases upserted and
+ * cases UNABLE_TO_LOCK_ROW), one with holds whose call was not found outside the outage, and each fails the verdict.
  */
 import { describe, expect, it } from 'vitest';
 import { type HoldInput, holdFigures } from '../../soak/holdFigures.ts';
-import type { HoldOpening } from '../../soak/holdWatch.ts';
+import type { HoldOpening, OpeningCall } from '../../soak/holdWatch.ts';
 
 /** SAP down from t=100 s to t=190 s (epoch ms), probes every 2 s, the reconciler every 2 s: goal 4 s. */
 const FROM = 100_000;
@@ -20,7 +21,13 @@ const opening = (downstream: 'erp' | 'crm', at: number, reason = 'outage'): Hold
   seenIn: 'log',
 });
 
-/** A healthy run: SAP held 1 s into the outage, the probe 1.5 s after it came back stored the first registration. */
+const calls = (entries: [string, number, OpeningCall][]) =>
+  new Map(entries.map(([downstream, at, call]) => [`${downstream} ${at}`, call]));
+
+/**
+ * A healthy run: SAP held 1 s into the outage, and once before it by one `$batch` of 40 answered 503; the probe
+ * 1.5 s after it came back stored the first registration.
+ */
 const healthy = (): HoldInput => ({
   outage: { from: FROM, to: TO },
   createdAt: [50_000, 99_000, TO + 1_600, TO + 2_500],
@@ -32,7 +39,11 @@ const healthy = (): HoldInput => ({
   waiting: 40,
   probeSeconds: 2,
   reconcileSeconds: 2,
-  openings: [opening('erp', FROM + 1_000), opening('crm', 20_000, 'api-usage')],
+  openings: [opening('erp', 60_000), opening('erp', FROM + 1_000), opening('crm', 20_000, 'api-usage')],
+  openingCalls: calls([
+    ['erp', 60_000, { answered: 0, failed: 40 }],
+    ['erp', FROM + 1_000, { answered: 0, failed: 1 }],
+  ]),
 });
 
 describe('the soak hold figures', () => {
@@ -45,8 +56,12 @@ describe('the soak hold figures', () => {
       firstDeliveryGoalSeconds: 4,
       firstCallSeconds: 1.5,
       firstCallStatus: 202,
-      openings: { 'erp outage': 1, 'crm api-usage': 1 },
+      openings: { 'erp outage': 2, 'crm api-usage': 1 },
       openedWhileAnswering: 0,
+      openedOnFailures: 2,
+      unexplained: 0,
+      outageFrom: iso(FROM),
+      outageTo: iso(TO),
       recoveredInTime: true,
       kept: true,
     });
@@ -72,26 +87,37 @@ describe('the soak hold figures', () => {
     expect(holdFigures({ ...input, waiting: 0 }).kept).toBe(true);
   });
 
-  it('negative control: a CRM outage hold (Salesforce never down) fails', () => {
-    // Prepare: the shape of a Collections answer in part (some upserted, some UNABLE_TO_LOCK_ROW) taken for failures.
+  it('negative control: a CRM hold opened by a Collections answer in part fails', () => {
+    // Prepare: 12 cases upserted and 3 UNABLE_TO_LOCK_ROW in the call that opened it.
     const input = healthy();
     input.openings = [...input.openings, opening('crm', 120_000)];
+    input.openingCalls = new Map([...input.openingCalls, ['crm 120000', { answered: 12, failed: 3 }]]);
     // Act
     const figures = holdFigures(input);
     // Assess
     expect(figures).toMatchObject({ openedWhileAnswering: 1, kept: false, recoveredInTime: true });
-    expect(figures.openedWhileAnsweringAt).toEqual([`crm at ${iso(120_000)} (log)`]);
+    expect(figures.openedWhileAnsweringAt).toEqual([`crm at ${iso(120_000)}: 12 answered, 3 failed`]);
+    // The same hold opened by a Collections call that failed whole (403 REQUEST_LIMIT_EXCEEDED) is the rule's.
+    input.openingCalls = new Map([...input.openingCalls, ['crm 120000', { answered: 0, failed: 15 }]]);
+    expect(holdFigures(input)).toMatchObject({ openedWhileAnswering: 0, openedOnFailures: 3, kept: true });
   });
 
-  it('negative control: an ERP outage hold before the outage or after its grace fails; within the grace not', () => {
+  it('negative control: a hold whose call was not found fails outside the outage, not within it or its grace', () => {
     // Prepare
-    const before = { ...healthy(), openings: [opening('erp', FROM - 500)] };
-    const afterGrace = { ...healthy(), openings: [opening('erp', TO + 5_001)] };
-    const inGrace = { ...healthy(), openings: [opening('erp', TO + 4_000)] };
+    const unfound = (downstream: 'erp' | 'crm', at: number) => ({
+      ...healthy(),
+      openings: [opening(downstream, at)],
+      openingCalls: new Map<string, OpeningCall>(),
+    });
     // Act / Assess
-    expect(holdFigures(before)).toMatchObject({ openedWhileAnswering: 1, kept: false });
-    expect(holdFigures(afterGrace)).toMatchObject({ openedWhileAnswering: 1, kept: false });
-    expect(holdFigures(inGrace)).toMatchObject({ openedWhileAnswering: 0, kept: true });
+    expect(holdFigures(unfound('erp', FROM - 500))).toMatchObject({ openedWhileAnswering: 1, kept: false });
+    expect(holdFigures(unfound('erp', TO + 5_001))).toMatchObject({ openedWhileAnswering: 1, kept: false });
+    expect(holdFigures(unfound('crm', FROM + 1_000))).toMatchObject({ openedWhileAnswering: 1, kept: false });
+    expect(holdFigures(unfound('erp', TO + 4_000))).toMatchObject({
+      openedWhileAnswering: 0,
+      unexplained: 1,
+      kept: true,
+    });
   });
 
   it('without an outage judges only the holds', () => {
@@ -101,7 +127,7 @@ describe('the soak hold figures', () => {
     const figures = holdFigures(input);
     // Assess
     expect(figures).toMatchObject({ firstDeliverySeconds: null, firstCallSeconds: null, kept: true });
-    // An ERP hold with no outage at all opened while SAP answered.
+    // An ERP hold with no outage at all, its call not found, fails.
     expect(holdFigures({ ...input, openings: [opening('erp', 5_000)] }).kept).toBe(false);
   });
 });
