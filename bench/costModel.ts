@@ -160,7 +160,7 @@ const child = async (): Promise<Measured> => {
       eventsKind: kind,
       eventsDueAt: '2026-11-22T12:01:01.234Z',
       purgeKind: kind,
-      ...retentionTimes('delivered', at, { personalDataDays: 30, recordDays: 400 }),
+      ...retentionTimes('delivered', at, { personalDataDays: 30, recordDays: 400, testDays: 7 }),
     };
     const { pendingEvents: _p, eventsKind: _k, eventsDueAt: _e, ...published } = delivered;
     const { purgeKind: _pk, purgeAt: _pa, ...kept } = published;

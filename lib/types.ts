@@ -67,4 +67,6 @@ export interface QueuedRecord {
    * messages written before fair queueing.
    */
   owner?: string;
+  /** A test client's record: the worker answers it with the simulators (the stored record decides; see lib/delivery). */
+  test?: true;
 }

@@ -1,4 +1,4 @@
-import { caseProblems, type SalesforceError } from './salesforceCaseRules.ts';
+import { caseProblems, type SalesforceError } from '../lib/simulators/salesforceCaseRules.ts';
 import type { SalesforceFault, StoredCase } from './salesforceSandbox.ts';
 import type { Exchange, LoggedRequest } from './server.ts';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { countedApiCall, createApiUsage, type SandboxApiUsage, serveApiUsageControl } from './apiUsage.ts';
 import { createSandboxOutage, refuseWhileDown, type SandboxOutage, serveOutageControl } from './outage.ts';
-import { caseProblems, type SalesforceError } from './salesforceCaseRules.ts';
+import { caseProblems, type SalesforceError } from '../lib/simulators/salesforceCaseRules.ts';
 import { COLLECTIONS_PATH, collectionsHandler, salesforceDeliveryCalls } from './salesforceCollections.ts';
 import {
   type Exchange,

@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import { createSandboxOutage, refuseWhileDown, type SandboxOutage, serveOutageControl } from './outage.ts';
 import { RegistrationBook } from './registrationBook.ts';
 import { sapBatchHandler, sapDeliveryCalls } from './sapBatch.ts';
-import { registrationProblem, sameContent } from './sapRegistrationRules.ts';
+import { registrationProblem, sameContent } from '../lib/simulators/sapRegistrationRules.ts';
 import {
   type Exchange,
   type LoggedRequest,

@@ -7,7 +7,7 @@ const fail = (what: string): never => {
 };
 
 /**
- * Checks the clients configuration: unique names, dealer numbers of 4 or 6 digits, webhooks (the rules packaging
+ * Checks the clients configuration: unique names, a mode of `live` or `test`, dealer numbers of 4 or 6 digits, webhooks (the rules packaging
  * applies too: ./webhookRules.cjs), origins as `scheme://host[:port]`. Run at module load (and by the tests), so a
  * bad file never deploys quietly.
  *
@@ -21,6 +21,8 @@ export const checkClientsConfig = (candidate: ClientsConfig): ClientsConfig => {
     if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(client.name))
       fail(`client name "${client.name}" must be lower-case letters, digits and -`);
     if (names.has(client.name)) fail(`client "${client.name}" is declared twice`);
+    if (client.mode !== undefined && client.mode !== 'live' && client.mode !== 'test')
+      fail(`client "${client.name}": mode "${String(client.mode)}" must be "live" or "test"`);
     names.add(client.name);
     for (const dealer of client.dealers) {
       const ok =

@@ -8,7 +8,24 @@ export interface Client {
   quota?: { limit: number; period: 'DAY' | 'WEEK' | 'MONTH' };
   /** Where the client's own records' state changes are sent (see the README, "Events and webhooks"). */
   webhook?: Webhook;
+  /**
+   * `test`: the client's records are answered by the built-in SAP and Salesforce simulators and never reach the real
+   * ones (docs/API.md, "Test mode"); `live` (the default): they are delivered.
+   */
+  mode?: ClientMode;
 }
+
+/** Whether a client's records are delivered (`live`) or answered by the simulators (`test`). */
+export type ClientMode = 'live' | 'test';
+
+/**
+ * Whether a caller's records are test records (a test client's; a browser form's never are).
+ *
+ * @example
+ * isTestCaller({ kind: 'client', client: { name: 'acme-test', dealers: [1234], mode: 'test' } }) // true
+ */
+export const isTestCaller = (caller: Caller): boolean =>
+  caller.kind === 'client' && caller.client.mode === 'test';
 
 /**
  * A client's webhook: each state change of the client's records is posted to `url`, signed per Standard Webhooks

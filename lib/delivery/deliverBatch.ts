@@ -1,13 +1,13 @@
 import type { SQSRecord } from 'aws-lambda';
 import { type CallOutcome, type DeliveryOutcome, wholeCallFailure } from '../downstream/types.ts';
 import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
-import { downstreamHolds } from '../outage/hold.ts';
+import { type DownstreamHolds, downstreamHolds } from '../outage/hold.ts';
 import type { DeliveryPermit, HoldState } from '../outage/types.ts';
 import { dueAfter } from '../records/due.ts';
 import { outageSettings } from '../settings/settings.ts';
 import { type Settled, settleBounded } from './bounded.ts';
 import { type ClaimedMessage, claimMessage } from './claimMessage.ts';
-import { type DownstreamCaller, downstreamCaller, downstreamOf } from './downstreams.ts';
+import { type DownstreamCaller, downstreamCaller, downstreamOf, simulatorCaller } from './downstreams.ts';
 import { DeliveryHeld, DeliveryRetryLater } from './errors.ts';
 import { noteDelivery, notedOutcomesOf } from './holdOutcomes.ts';
 import {
@@ -130,11 +130,28 @@ const handBack = async (
 /** What one batch's delivery to one downstream shares between its calls. */
 interface Delivery {
   downstream: 'erp' | 'crm';
+  /** `test`: test records, answered by the simulators (docs/API.md, "Test mode"). */
+  mode: 'live' | 'test';
   caller: DownstreamCaller;
+  /** The downstream's hold; for test records one that is never held and learns nothing. */
+  holds: DownstreamHolds;
   batch: BatchContext;
   probeSeconds: number;
   clock: () => Date;
 }
+
+/**
+ * The hold test records see: never held, and it learns nothing from them. A simulator's answers say nothing of SAP
+ * or Salesforce, so a test record never opens, closes or feeds a hold, and an outage never changes a test outcome.
+ */
+const NEVER_HELD: DownstreamHolds = {
+  mayDeliver: async () => ({ deliver: true, probe: false }),
+  claimProbe: async () => false,
+  noteOutcome: async () => undefined,
+  noteOutcomes: async () => [],
+  noteApiUsage: async () => undefined,
+  holdState: async () => ({ held: false }),
+};
 
 /**
  * One downstream's messages of the batch, call by call: before each call the hold is read (fresh, so a hold this
@@ -145,13 +162,19 @@ interface Delivery {
 const deliverToOneDownstream = async (
   reads: readonly ReadMessage[],
   downstream: 'erp' | 'crm',
+  mode: 'live' | 'test',
   batch: BatchContext,
 ): Promise<MessageResult[]> => {
   const clock = () => batch.now?.() ?? new Date();
-  const holds = batch.holds ?? downstreamHolds();
+  const holds = mode === 'test' ? NEVER_HELD : (batch.holds ?? downstreamHolds());
   const { probeSeconds } = batch.outage ?? outageSettings();
-  const caller = await downstreamCaller(downstream).catch(unreachableCaller);
-  const delivery: Delivery = { downstream, caller, batch, probeSeconds, clock };
+  const caller =
+    mode === 'test'
+      ? await Promise.resolve()
+          .then(() => simulatorCaller(downstream))
+          .catch(unreachableCaller)
+      : await downstreamCaller(downstream).catch(unreachableCaller);
+  const delivery: Delivery = { downstream, mode, caller, holds, batch, probeSeconds, clock };
   const results: MessageResult[] = reads.map(() => ok);
   const place = (from: number, settled: readonly MessageResult[]) =>
     settled.forEach((result, position) => {
@@ -210,8 +233,7 @@ const deliverPart = async (
   permit: Extract<DeliveryPermit, { deliver: true }>,
   claimedAt: Date,
 ): Promise<{ results: Promise<MessageResult[]>; failedWhole: boolean }> => {
-  const { downstream, batch } = delivery;
-  const holds = batch.holds ?? downstreamHolds();
+  const { downstream, batch, holds } = delivery;
   const leaseUntil = dueAfter(claimedAt, batch.settings.leaseSeconds);
   const claims = await settleBounded(reads, BATCH_CONCURRENCY, (read) =>
     claimMessage(read, downstream, batch, claimedAt, leaseUntil),
@@ -221,7 +243,41 @@ const deliverPart = async (
   claims.forEach((claim, index) => {
     if (claim.ok && claim.value) claimed.push({ claim: claim.value, index });
   });
+  // The stored record decides, never the message: a record whose mode is not this delivery's is not sent here.
+  const misrouted = claimed.filter(
+    ({ claim }) => (claim.status.test === true) !== (delivery.mode === 'test'),
+  );
+  for (const { claim } of misrouted)
+    batch.log.error('record of the other mode: not sent', { recordId: claim.status.id, mode: delivery.mode });
+  if (misrouted.length > 0) {
+    const release = recordAll(
+      misrouted,
+      () => ({ kind: 'transient', error: 'not sent: a message of the other mode', reachedDownstream: false }),
+      delivery,
+      { at: claimedAt, hold: { held: false }, probeSeconds: delivery.probeSeconds, notSent: true },
+      results,
+    );
+    claimed.splice(0, claimed.length, ...claimed.filter((entry) => !misrouted.includes(entry)));
+    if (claimed.length === 0) return { results: release.then(() => results), failedWhole: false };
+    const rest = await deliverClaimed(claimed, delivery, permit, claimedAt, results);
+    return {
+      results: Promise.all([release, rest.results]).then(() => results),
+      failedWhole: rest.failedWhole,
+    };
+  }
   if (claimed.length === 0) return { results: Promise.resolve(results), failedWhole: false };
+  return deliverClaimed(claimed, delivery, permit, claimedAt, results);
+};
+
+/** The calls of a slice's claimed records (see deliverPart). */
+const deliverClaimed = async (
+  claimed: { claim: ClaimedMessage; index: number }[],
+  delivery: Delivery,
+  permit: Extract<DeliveryPermit, { deliver: true }>,
+  claimedAt: Date,
+  results: MessageResult[],
+): Promise<{ results: Promise<MessageResult[]>; failedWhole: boolean }> => {
+  const { downstream, batch, holds } = delivery;
 
   const hold = await holds.holdState(downstream, { now: claimedAt });
   const spent = (entry: { claim: ClaimedMessage }) =>
@@ -273,8 +329,7 @@ const makeCall = async (
   delivery: Delivery,
   permit: Extract<DeliveryPermit, { deliver: true }>,
 ): Promise<CallOutcome & { context: OutcomeContext & { carried: number } }> => {
-  const { downstream, caller, batch } = delivery;
-  const holds = batch.holds ?? downstreamHolds();
+  const { downstream, caller, batch, holds } = delivery;
   const ids = call.map(({ claim }) => claim.status.id);
   const outcome = await caller.call(call.map(({ claim }) => claim.status)).catch((error: unknown) =>
     wholeCallFailure(ids, {
@@ -338,20 +393,23 @@ export const deliverMessages = async (
 ): Promise<MessageResult[]> => {
   const results: MessageResult[] = sqsRecords.map(() => ok);
   // All messages of one queue are one kind; grouping keeps a mixed batch right all the same.
-  const groups = new Map<'erp' | 'crm', { read: ReadMessage; index: number }[]>();
+  // Test records go apart (docs/API.md, "Test mode"): a test call and a live call never share a downstream call.
+  const groups = new Map<string, { read: ReadMessage; index: number }[]>();
   sqsRecords.forEach((sqsRecord, index) => {
     try {
       const message = parseQueuedRecord(sqsRecord.body);
-      const downstream = downstreamOf(message.kind);
-      groups.set(downstream, [...(groups.get(downstream) ?? []), { read: { sqsRecord, message }, index }]);
+      const group = `${downstreamOf(message.kind)} ${message.test ? 'test' : 'live'}`;
+      groups.set(group, [...(groups.get(group) ?? []), { read: { sqsRecord, message }, index }]);
     } catch (error) {
       results[index] = { ok: false, error };
     }
   });
-  for (const [downstream, members] of groups) {
+  for (const [group, members] of groups) {
+    const [downstream, mode] = group.split(' ') as ['erp' | 'crm', 'live' | 'test'];
     const settled = await deliverToOneDownstream(
       members.map(({ read }) => read),
       downstream,
+      mode,
       batch,
     );
     settled.forEach((result, position) => {

@@ -1,13 +1,30 @@
-import { type CrmClient, createCrmClient, crmConfigFromEnv } from '../downstream/crm/index.ts';
-import { createErpClient, type ErpClient, erpConfigFromEnv } from '../downstream/erp/index.ts';
+import {
+  type CrmClient,
+  createCrmClient,
+  crmConfigFromEnv,
+  DEFAULT_CASE_MAPPING,
+  loadCaseMapping,
+  MAX_COLLECTION_SIZE,
+} from '../downstream/crm/index.ts';
+import {
+  createErpClient,
+  type ErpClient,
+  erpBatchSizeFrom,
+  erpConfigFromEnv,
+} from '../downstream/erp/index.ts';
 import type { CallOutcome } from '../downstream/types.ts';
 import type { StatusRecord } from '../records/types.ts';
 import { environment, resetSettings } from '../settings/environment.ts';
+import { simulateSalesforceCall } from '../simulators/salesforceSimulator.ts';
+import { simulateSapCall } from '../simulators/sapSimulator.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { readSecrets } from './secrets.ts';
 
-/** A stored record as a call carries it: its id (RegistrationId, CrmId) and the normalised record. */
-export type StoredRecord = Pick<StatusRecord, 'id' | 'record'>;
+/**
+ * A stored record as a call carries it: its id (RegistrationId, CrmId), the normalised record, and the requests of
+ * it that reached the downstream so far (the simulators' `RETRY` reads them).
+ */
+export type StoredRecord = Pick<StatusRecord, 'id' | 'record'> & { attempts?: number };
 
 /**
  * A downstream as the worker drives it (the one seam between delivery and the adapters): how many records one call
@@ -36,6 +53,7 @@ let crm: { caller: DownstreamCaller; secret: string } | undefined;
 export const resetDownstreamClients = (): void => {
   erp = undefined;
   crm = undefined;
+  simulated = {};
   resetSettings();
 };
 
@@ -82,4 +100,33 @@ export const downstreamCaller = async (downstream: 'erp' | 'crm'): Promise<Downs
     crm = { caller: crmCaller(createCrmClient(config)), secret };
   }
   return crm.caller;
+};
+
+let simulated: { erp?: DownstreamCaller; crm?: DownstreamCaller } = {};
+
+/**
+ * Test mode's downstream for a kind of record (docs/API.md, "Test mode"): the built-in SAP or Salesforce simulator
+ * (lib/simulators), which answers every record on its own by the rules the sandboxes follow and the scenario its
+ * last name asks for. It makes no request to anything: no test record ever reaches ERP_BASE_URL or CRM_BASE_URL,
+ * and it needs none of their settings. Calls as large as the real ones (ERP_BATCH_SIZE; 200 cases).
+ *
+ * @example
+ * const sap = simulatorCaller('erp');
+ * const { outcomes } = await sap.call(claimed); // no HTTP request made
+ */
+export const simulatorCaller = (downstream: 'erp' | 'crm'): DownstreamCaller => {
+  if (downstream === 'erp') {
+    simulated.erp ??= {
+      callSize: erpBatchSizeFrom(environment()),
+      call: async (stored) => simulateSapCall(stored),
+    };
+    return simulated.erp;
+  }
+  const mappingFile = environment().CRM_CASE_MAPPING_FILE?.trim();
+  const mapping = mappingFile ? loadCaseMapping(mappingFile) : DEFAULT_CASE_MAPPING;
+  simulated.crm ??= {
+    callSize: MAX_COLLECTION_SIZE,
+    call: async (stored) => simulateSalesforceCall(stored, mapping),
+  };
+  return simulated.crm;
 };

@@ -12,6 +12,9 @@ import { DeliveryHeld, DeliveryRetryLater } from './errors.ts';
 import { type BatchContext, changeVisibility, keysOf } from './message.ts';
 import { retryDelaySeconds } from './retryDelay.ts';
 
+/** A record's mode, the dimension its metrics carry apart (test records never move an operations alarm). */
+const modeOf = (status: { test?: true }): 'live' | 'test' => (status.test ? 'test' : 'live');
+
 /** When the outcome was decided, and the downstream's hold as it stood after the call was counted. */
 export interface OutcomeContext {
   at: Date;
@@ -80,13 +83,13 @@ export const recordOutcome = async (
   };
   if (outcome.kind === 'delivered') {
     await record({ status: 'delivered', downstreamId: outcome.downstreamId });
-    tally.add('delivered', downstream, at.getTime() - Date.parse(status.acceptedAt));
+    tally.add('delivered', downstream, at.getTime() - Date.parse(status.acceptedAt), modeOf(status));
     log.info('delivered', { ...keys, attempt });
     return;
   }
   if (outcome.kind === 'permanent') {
     await record({ status: 'rejected', error: outcome.error });
-    tally.add('rejected', downstream);
+    tally.add('rejected', downstream, undefined, modeOf(status));
     log.warn('rejected by downstream', { ...keys, attempt });
     return;
   }
@@ -136,7 +139,7 @@ export const recordOutcome = async (
       callFailures: callFailures + 1,
     });
     await changeVisibility(claimed, delaySeconds);
-    tally.add('retried', downstream);
+    tally.add('retried', downstream, undefined, modeOf(status));
     log.warn('call failed for every record in it: try given back, retry later', {
       ...keys,
       attempt,
@@ -147,7 +150,12 @@ export const recordOutcome = async (
   }
   if (attempt >= settings.maxAttempts) {
     await record({ status: 'failed', error: outcome.error });
-    tally.add('failed', downstream);
+    tally.add('failed', downstream, undefined, modeOf(status));
+    // A test record's failure is what its integrator asked for: no dead letter, no operator's work.
+    if (status.test) {
+      log.info('test record failed as its last name asks: no dead letter', { ...keys, attempt });
+      return;
+    }
     log.error('attempts exhausted: to the dead-letter queue', { ...keys, attempt });
     // Should this send fail, the message comes back and, its record `failed`, is sent there on that receive.
     await sendToDeadLetterQueue(queueUrlFor(message.kind), messageBody(message));
@@ -160,7 +168,7 @@ export const recordOutcome = async (
     dueAt: dueAfter(at, delaySeconds + reconcileAfterSeconds),
   });
   await changeVisibility(claimed, delaySeconds);
-  tally.add('retried', downstream);
+  tally.add('retried', downstream, undefined, modeOf(status));
   log.warn('transient failure: retry later', { ...keys, attempt, delaySeconds });
   throw new DeliveryRetryLater(attempt, delaySeconds);
 };

@@ -29,4 +29,6 @@ export interface RecordStateChanged {
   /** Sales only: the frame number and dealer of the sale. */
   FrameNum?: string;
   DealerId?: number;
+  /** A test client's record (docs/API.md, "Test mode"); absent on a live one, so live events keep their shape. */
+  test?: true;
 }

@@ -13,6 +13,7 @@ export type WebhookEventData = Pick<
   | 'error'
   | 'FrameNum'
   | 'DealerId'
+  | 'test'
 >;
 
 /**
@@ -56,5 +57,7 @@ export const webhookEventOf = (event: RecordStateChanged): WebhookEvent => {
   if (event.error !== undefined) data.error = event.error;
   if (event.FrameNum !== undefined) data.FrameNum = event.FrameNum;
   if (event.DealerId !== undefined) data.DealerId = event.DealerId;
+  // A test record's change says so (docs/API.md, "Test mode"); a live one's shape is unchanged.
+  if (event.test === true) data.test = true;
   return { type: `record.${event.state}`, timestamp: event.at, data };
 };

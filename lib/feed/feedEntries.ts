@@ -4,7 +4,7 @@ import { dynamoClient } from '../aws/clients.ts';
 import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import type { RecordStateChanged } from '../events/types.ts';
 import { type WebhookEvent, webhookEventOf, webhookIdOf } from '../events/webhookEvent.ts';
-import { recordsTable } from '../settings/settings.ts';
+import { recordsTable, retentionSettings } from '../settings/settings.ts';
 import { conditionally } from '../store/table.ts';
 import { FEED_WINDOW_MS, FEED_WRITE_MAX_MS } from './constants.ts';
 import { feedKeyOf, feedPkOf } from './feedKey.ts';
@@ -27,13 +27,17 @@ const WRITE_ROUNDS = 3;
  * its later key, and that reader would never see it. A refused write counts as written: a key as late or later is
  * there, written by this publisher's own earlier attempt or by another publisher, which measures its own write.
  */
+/** How long an entry stays: the feed's window, a test record's entry no longer than the test record itself. */
+const keptFor = (event: RecordStateChanged): number =>
+  event.test ? Math.min(FEED_WINDOW_MS, retentionSettings().testDays * 86_400_000) : FEED_WINDOW_MS;
+
 const writeEntry = async (event: RecordStateChanged, publishedAt: Date): Promise<void> => {
   const entry: FeedEvent = { id: webhookIdOf(event), ...webhookEventOf(event) };
   const values: Record<string, AttributeValue> = {
     ':client': { S: event.client },
     ':key': { S: feedKeyOf(publishedAt, event.eventId) },
     ':event': { M: marshall(entry, { removeUndefinedValues: true }) },
-    ':expires': { N: String(Math.ceil((publishedAt.getTime() + FEED_WINDOW_MS) / 1000)) },
+    ':expires': { N: String(Math.ceil((publishedAt.getTime() + keptFor(event)) / 1000)) },
   };
   await conditionally(
     dynamoClient().send(

@@ -21,6 +21,8 @@ export interface AcceptRequest {
   requestId: string;
   /** The calling client's name: records, duplicates and idempotency keys are per owner. */
   owner: string;
+  /** A test client's request: its records are test records (docs/API.md, "Test mode"). */
+  test?: boolean;
   idempotencyKey?: string;
   now?: Date;
   /** The request's deadline: every AWS call stops when it aborts, and the caller is answered 503. */
@@ -50,6 +52,7 @@ export const newStatusRecord = (
   updatedAt: now.toISOString(),
   requestId: request.requestId,
   owner: request.owner,
+  ...(request.test ? { test: true as const } : {}),
   record,
   statusKey: statusKeyOf(request.kind, 'accepted'),
   openKind: request.kind,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { callerName } from '../clients/types.ts';
+import { callerName, isTestCaller } from '../clients/types.ts';
 import type { FormControlsContext } from '../forms/browserFormControls.ts';
 import { callerOf } from '../http/callerIdentity.ts';
 import { requestIdOf } from '../http/contractErrors.ts';
@@ -42,10 +42,11 @@ export const caseRequest = async (
     records: [result.value],
     requestId,
     owner: callerName(callerOf(context)),
+    test: isTestCaller(callerOf(context)),
     idempotencyKey,
     abortSignal: intakeDeadline(context),
   });
   logger.info('case accepted', { requestId, count: 1 });
-  countRecords('accepted', 'crm', 1);
+  countRecords('accepted', 'crm', 1, isTestCaller(callerOf(context)) ? 'test' : 'live');
   return accepted(crmId);
 };

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { callerName } from '../clients/types.ts';
+import { callerName, isTestCaller } from '../clients/types.ts';
 import { type CallerContext, callerOf } from '../http/callerIdentity.ts';
 import { requestIdOf } from '../http/contractErrors.ts';
 import { RequestRefused } from '../http/errors.ts';
@@ -56,11 +56,12 @@ export const salesRegistrationRequest = async (
     records,
     requestId,
     owner: callerName(caller),
+    test: isTestCaller(caller),
     idempotencyKey,
     abortSignal: intakeDeadline(context),
   });
   logger.info('sales registrations accepted', { requestId, count: ids.length });
-  countRecords('accepted', 'erp', ids.length);
+  countRecords('accepted', 'erp', ids.length, isTestCaller(caller) ? 'test' : 'live');
   return jsonResponse(200, {
     success: true,
     message: `${ids.length} sales registration(s) accepted`,

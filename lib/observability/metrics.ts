@@ -15,9 +15,16 @@ export type MetricName = 'accepted' | 'delivered' | 'rejected' | 'failed' | 'ret
  * @example
  * countRecords('delivered', 'crm', 1);
  */
-export const countRecords = (name: MetricName, downstream: 'erp' | 'crm', count: number): void => {
+export const countRecords = (
+  name: MetricName,
+  downstream: 'erp' | 'crm',
+  count: number,
+  mode: 'live' | 'test' = 'live',
+): void => {
   const single = metrics.singleMetric();
   single.addDimension('downstream', downstream);
+  // Test records' metrics are metrics of their own (a `mode` dimension): the alarms, on live ones, never see them.
+  if (mode === 'test') single.addDimension('mode', 'test');
   single.addMetric(name, MetricUnit.Count, count);
 };
 
@@ -48,21 +55,26 @@ export class OutcomeTally {
   #counts = new Map<string, number>();
   #latencies = new Map<string, number[]>();
 
-  add(name: MetricName, downstream: 'erp' | 'crm', latencyMs?: number): void {
-    const key = `${downstream}|${name}`;
+  add(name: MetricName, downstream: 'erp' | 'crm', latencyMs?: number, mode: 'live' | 'test' = 'live'): void {
+    const line = `${mode}|${downstream}`;
+    const key = `${line}|${name}`;
     this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
-    if (latencyMs !== undefined)
-      this.#latencies.set(downstream, [...(this.#latencies.get(downstream) ?? []), latencyMs]);
+    if (latencyMs !== undefined) this.#latencies.set(line, [...(this.#latencies.get(line) ?? []), latencyMs]);
   }
 
-  /** Writes the counts and latencies, one metrics line per downstream. */
+  /**
+   * Writes the counts and latencies, one metrics line per downstream and mode: test records' with a `mode`
+   * dimension of their own, so no alarm (on live metrics) ever moves for them.
+   */
   publish(): void {
-    for (const downstream of ['erp', 'crm'] as const) {
-      const counts = [...this.#counts].filter(([key]) => key.startsWith(`${downstream}|`));
-      const latencies = this.#latencies.get(downstream) ?? [];
+    for (const line of ['live|erp', 'live|crm', 'test|erp', 'test|crm']) {
+      const [mode, downstream] = line.split('|');
+      const counts = [...this.#counts].filter(([key]) => key.startsWith(`${line}|`));
+      const latencies = this.#latencies.get(line) ?? [];
       if (counts.length === 0) continue;
       metrics.addDimension('downstream', downstream);
-      for (const [key, count] of counts) metrics.addMetric(key.split('|')[1], MetricUnit.Count, count);
+      if (mode === 'test') metrics.addDimension('mode', 'test');
+      for (const [key, count] of counts) metrics.addMetric(key.split('|')[2], MetricUnit.Count, count);
       for (const latency of latencies) metrics.addMetric('deliveryLatency', MetricUnit.Milliseconds, latency);
       metrics.publishStoredMetrics();
     }

@@ -12,12 +12,13 @@ const KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
  * queuedRecordOf(status) // { id: '3f0c…', kind: 'caseRecord', requestId: 'c0ffee…', owner: 'example-dealer' }
  */
 export const queuedRecordOf = (
-  status: Pick<StatusRecord, 'id' | 'kind' | 'requestId' | 'owner'>,
+  status: Pick<StatusRecord, 'id' | 'kind' | 'requestId' | 'owner' | 'test'>,
 ): QueuedRecord => ({
   id: status.id,
   kind: status.kind,
   requestId: status.requestId,
   owner: status.owner,
+  ...(status.test ? { test: true as const } : {}),
 });
 
 /**
@@ -35,12 +36,13 @@ export const readQueuedRecord = (body: string): QueuedRecord | undefined => {
   } catch {
     return undefined;
   }
-  const { id, kind, requestId, owner } = message;
+  const { id, kind, requestId, owner, test } = message;
   if (typeof id !== 'string' || id === '' || !KINDS.includes(kind as RecordKind)) return undefined;
   return {
     id,
     kind: kind as RecordKind,
     requestId: typeof requestId === 'string' ? requestId : '',
     ...(typeof owner === 'string' && owner !== '' ? { owner } : {}),
+    ...(test === true ? { test: true as const } : {}),
   };
 };

@@ -12,20 +12,23 @@ export interface RetentionTimes {
 }
 
 /**
- * The retention times of a record that has just settled in `status` at `at`.
+ * The retention times of a record that has just settled in `status` at `at`; a test record's (`test`) are
+ * TEST_RETENTION_DAYS for everything, unless its personal fields go sooner.
  *
  * @example
- * retentionTimes('failed', new Date('2026-01-01T00:00:00Z'), { personalDataDays: 30, recordDays: 400 })
+ * retentionTimes('failed', new Date('2026-01-01T00:00:00Z'), { personalDataDays: 30, recordDays: 400, testDays: 7 })
  * // { purgeAt: '2026-03-02T00:00:00.000Z', expiresAt: 1801785600 }
  */
 export const retentionTimes = (
   status: Exclude<RecordStatus, 'accepted'>,
   at: Date,
   settings: RetentionSettings = retentionSettings(),
+  test = false,
 ): RetentionTimes => {
   const personalDays = status === 'failed' ? 2 * settings.personalDataDays : settings.personalDataDays;
+  const keptDays = test ? settings.testDays : settings.recordDays;
   return {
-    purgeAt: new Date(at.getTime() + personalDays * DAY_MS).toISOString(),
-    expiresAt: Math.floor((at.getTime() + settings.recordDays * DAY_MS) / 1000),
+    purgeAt: new Date(at.getTime() + Math.min(personalDays, keptDays) * DAY_MS).toISOString(),
+    expiresAt: Math.floor((at.getTime() + keptDays * DAY_MS) / 1000),
   };
 };

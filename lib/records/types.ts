@@ -66,6 +66,11 @@ export interface StatusRecord {
   updatedAt: string;
   /** The caller it belongs to (a client name); only that caller can look it up. */
   owner: string;
+  /**
+   * A test client's record (docs/API.md, "Test mode"): answered by the built-in simulators, never by SAP or
+   * Salesforce; marked `"test": true` in its look-up, events, webhook posts and feed entries. Absent on a live one.
+   */
+  test?: true;
   /** Request id of the intake request that accepted it, carried to the worker for tracing. */
   requestId: string;
   /** The normalised record: kept so that a record can be queued again (restart, redrive) without its caller. */

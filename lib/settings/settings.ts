@@ -184,15 +184,21 @@ export interface RetentionSettings {
    * downstream id, redacted error) expires by TTL (`RECORD_RETENTION_DAYS`, default 400).
    */
   recordDays: number;
+  /**
+   * Days after a test record settled that it expires whole, personal fields and feed entries too
+   * (`TEST_RETENTION_DAYS`, default 7): test records are for trying the API, not for keeping.
+   */
+  testDays: number;
 }
 
 /**
  * The retention settings.
  *
  * @example
- * retentionSettings({ PERSONAL_DATA_RETENTION_DAYS: '7' }) // { personalDataDays: 7, recordDays: 400 }
+ * retentionSettings({ PERSONAL_DATA_RETENTION_DAYS: '7' }) // { personalDataDays: 7, recordDays: 400, testDays: 7 }
  */
 export const retentionSettings: Setting<RetentionSettings> = setting((env) => ({
   personalDataDays: positiveInteger('PERSONAL_DATA_RETENTION_DAYS', env.PERSONAL_DATA_RETENTION_DAYS, 30),
   recordDays: positiveInteger('RECORD_RETENTION_DAYS', env.RECORD_RETENTION_DAYS, 400),
+  testDays: positiveInteger('TEST_RETENTION_DAYS', env.TEST_RETENTION_DAYS, 7),
 }));

@@ -19,7 +19,8 @@ export const statusView = (
   status: Pick<
     StatusRecord,
     'id' | 'status' | 'attempts' | 'acceptedAt' | 'updatedAt' | 'downstreamId' | 'error'
-  >,
+  > &
+    Partial<Pick<StatusRecord, 'test'>>,
   heldSince?: string,
 ) => ({
   id: status.id,
@@ -27,9 +28,11 @@ export const statusView = (
   attempts: status.attempts,
   acceptedAt: status.acceptedAt,
   updatedAt: status.updatedAt,
-  ...(heldSince && status.status === 'accepted' ? { heldSince } : {}),
+  // A test record never waits for a hold: the simulators answer it whatever SAP and Salesforce do.
+  ...(heldSince && status.status === 'accepted' && !status.test ? { heldSince } : {}),
   ...(status.downstreamId ? { downstreamId: status.downstreamId } : {}),
   ...(status.error ? { error: status.error } : {}),
+  ...(status.test ? { test: true as const } : {}),
 });
 
 const plausibleId = new RegExp(RECORD_ID_PATTERN);

@@ -17,6 +17,7 @@ export const OPERATOR_ATTRIBUTES = [
   'acceptedAt',
   'updatedAt',
   'owner',
+  'test',
   'requestId',
   'downstreamId',
   'error',

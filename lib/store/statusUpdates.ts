@@ -167,7 +167,7 @@ export const recordAttempt = async (
       downstreamId: outcome.downstreamId,
       error: outcome.error,
     });
-    const retention = retentionTimes(outcome.status, outcome.at);
+    const retention = retentionTimes(outcome.status, outcome.at, undefined, claimed.test === true);
     const { purgeAt } = retention;
     // Never sooner than it already expires: a content's first record is kept for its newer generations.
     const expiresAt = Math.max(retention.expiresAt, claimed.expiresAt ?? 0);

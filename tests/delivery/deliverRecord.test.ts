@@ -328,13 +328,18 @@ describe('a copy meeting another worker’s lease', () => {
     const rival = await claimRecord(id, { now, leaseUntil: rivalLease });
     if (!rival.claimed) throw new Error('not claimed');
     const rivalClaim = rival.claimed;
-    dynamo.before('GetItem', async () => {
-      await recordAttempt(
-        rivalClaim,
-        { status: 'accepted', attempts: 1, error: 'HTTP 503', at: now, dueAt: secondsAfter(now, 330) },
-        rivalLease,
-      );
-    });
+    // The worker's first GetItem is its fresh read of the hold before the call; the second, the claim's read.
+    dynamo.before(
+      'GetItem',
+      async () => {
+        await recordAttempt(
+          rivalClaim,
+          { status: 'accepted', attempts: 1, error: 'HTTP 503', at: now, dueAt: secondsAfter(now, 330) },
+          rivalLease,
+        );
+      },
+      1,
+    );
     // Act
     const { outcome } = await deliverAt(sqsRecord, now);
     // Assess

@@ -6,18 +6,22 @@ import { startTtlSweeper } from '../../local/ttlSweeper.ts';
 
 describe('retentionSettings', () => {
   it('defaults to 30 days of personal data and 400 days of the record', () => {
-    expect(retentionSettings({})).toEqual({ personalDataDays: 30, recordDays: 400 });
+    expect(retentionSettings({})).toEqual({ personalDataDays: 30, recordDays: 400, testDays: 7 });
     expect(retentionSettings({ PERSONAL_DATA_RETENTION_DAYS: '', RECORD_RETENTION_DAYS: '' })).toEqual({
       personalDataDays: 30,
       recordDays: 400,
+      testDays: 7,
     });
   });
 
   it('reads whole numbers of days', () => {
-    expect(retentionSettings({ PERSONAL_DATA_RETENTION_DAYS: '7', RECORD_RETENTION_DAYS: '90' })).toEqual({
-      personalDataDays: 7,
-      recordDays: 90,
-    });
+    expect(
+      retentionSettings({
+        PERSONAL_DATA_RETENTION_DAYS: '7',
+        RECORD_RETENTION_DAYS: '90',
+        TEST_RETENTION_DAYS: '3',
+      }),
+    ).toEqual({ personalDataDays: 7, recordDays: 90, testDays: 3 });
   });
 
   it.each(['0', '-1', '1.5', 'thirty', '30d', ' '])('refuses %j, naming the variable', (value) => {
@@ -38,7 +42,7 @@ describe('retentionSettings', () => {
 
 describe('retentionTimes', () => {
   const at = new Date('2026-01-10T12:00:00.000Z');
-  const settings = { personalDataDays: 30, recordDays: 400 };
+  const settings = { personalDataDays: 30, recordDays: 400, testDays: 7 };
 
   it('dates the removal of personal fields after the retention time, and the expiry after the record time', () => {
     expect(retentionTimes('delivered', at, settings)).toEqual({

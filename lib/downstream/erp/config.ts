@@ -5,6 +5,22 @@ import { ErpConfigError } from './errors.ts';
 import type { ErpConfig } from './types.ts';
 
 /**
+ * ERP_BATCH_SIZE: the registrations one `$batch` call carries at most (SAP's, and test mode's simulated SAP's).
+ *
+ * @throws ErpConfigError when it is not a whole number from 1 to MAX_ERP_BATCH_SIZE.
+ * @example
+ * erpBatchSizeFrom({ ERP_BATCH_SIZE: '20' }) // 20
+ */
+export function erpBatchSizeFrom(env: Environment = environment()): number {
+  const text = env.ERP_BATCH_SIZE?.trim();
+  const size = text ? Number(text) : DEFAULT_ERP_BATCH_SIZE;
+  if (!/^\d+$/.test(text ?? '1') || size < 1 || size > MAX_ERP_BATCH_SIZE) {
+    throw new ErpConfigError(`setting ERP_BATCH_SIZE must be a whole number from 1 to ${MAX_ERP_BATCH_SIZE}`);
+  }
+  return size;
+}
+
+/**
  * Reads the ERP settings of CONTRACT section 3 from the environment.
  *
  * @throws ErpConfigError when ERP_BASE_URL, ERP_USERNAME or ERP_PASSWORD is missing, the URL is not http(s),
@@ -20,11 +36,7 @@ export function erpConfigFromEnv(env: Environment = environment()): ErpConfig {
   const servicePath = env.ERP_SERVICE_PATH?.trim() || DEFAULT_ERP_SERVICE_PATH;
   if (!servicePath.startsWith('/')) throw new ErpConfigError('setting ERP_SERVICE_PATH must start with /');
   const sapClient = env.ERP_SAP_CLIENT?.trim();
-  const batchSizeText = env.ERP_BATCH_SIZE?.trim();
-  const batchSize = batchSizeText ? Number(batchSizeText) : DEFAULT_ERP_BATCH_SIZE;
-  if (!/^\d+$/.test(batchSizeText ?? '1') || batchSize < 1 || batchSize > MAX_ERP_BATCH_SIZE) {
-    throw new ErpConfigError(`setting ERP_BATCH_SIZE must be a whole number from 1 to ${MAX_ERP_BATCH_SIZE}`);
-  }
+  const batchSize = erpBatchSizeFrom(env);
   return {
     baseUrl,
     servicePath,
