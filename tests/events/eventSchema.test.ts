@@ -61,6 +61,15 @@ const builtEvents = (): [string, RecordStateChanged][] => [
     stateChangeOf(acceptedCase({ status: 'failed', attempts: 5 }), { state: 'accepted', attempts: 5, at }),
   ],
   [
+    'a test client’s case refused by the simulator',
+    stateChangeOf(acceptedCase({ owner: 'example-dealer-test', test: true }), {
+      state: 'rejected',
+      attempts: 1,
+      at,
+      error: 'FIELD_CUSTOM_VALIDATION_EXCEPTION: Case refused by the Salesforce simulator',
+    }),
+  ],
+  [
     'a browser-form case delivered',
     stateChangeOf(acceptedCase({ owner: 'browser-form:https://www.example.com' }), {
       state: 'delivered',
@@ -93,7 +102,10 @@ describe('the Record state changed schema', () => {
   it('names exactly the fields of RecordStateChanged (a sale with every optional field has all of them)', () => {
     // Prepare
     const full: Required<RecordStateChanged> = {
-      ...stateChangeOf(acceptedSale(), { state: 'rejected', attempts: 1, at, error: 'refused' }),
+      ...stateChangeOf(
+        { ...acceptedSale(), test: true },
+        { state: 'rejected', attempts: 1, at, error: 'refused' },
+      ),
       downstreamId: 'x',
     } as Required<RecordStateChanged>;
     // Assess
@@ -108,6 +120,7 @@ describe('the Record state changed schema', () => {
     ['a fractional attempt count', { attempts: 1.5 }, 'type'],
     ['a time that is not ISO 8601', { at: '22/11/2026 08:03' }, 'format'],
     ['a malformed record id', { recordId: 'X1' }, 'pattern'],
+    ['a test mark that is not true', { test: false }, 'const'],
   ])('refuses an event with %s', (_label, change, keyword) => {
     // Prepare
     const [[, event]] = builtEvents();

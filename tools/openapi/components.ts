@@ -20,6 +20,24 @@ import { caseRecordForm, fromSchemaFile, type JsonObject } from './schemaConvers
  */
 export const ref = (component: string): JsonObject => ({ $ref: `#/components/schemas/${component}` });
 
+/**
+ * The optional `test` mark of a test client's record (docs/API.md, "Test mode"): only ever `true`, and absent on a
+ * live record, so a live answer keeps its shape.
+ *
+ * @example
+ * testMark('record') // { description: 'Only on a test client’s record …', type: 'boolean', const: true }
+ */
+export const testMark = (what: 'record' | 'event'): JsonObject => ({
+  description:
+    what === 'record'
+      ? 'Only on a test client’s record, in every state: the built-in simulators answered it (test mode), and it ' +
+        'never reached the ERP or CRM. Absent on a live record. A test record never shows heldSince.'
+      : 'Only on a change of a test client’s record (test mode: answered by the built-in simulators, never by the ' +
+        'ERP or CRM). Absent on a live record’s change.',
+  type: 'boolean',
+  const: true,
+});
+
 /** The answers' schemas, written here: the service builds its answers in code, not from a schema. */
 const responseSchemas = (): JsonObject => ({
   RecordId: {
@@ -148,6 +166,7 @@ const responseSchemas = (): JsonObject => ({
           'retrying). Personal data is blanked out.',
         type: 'string',
       },
+      test: testMark('record'),
     },
   },
   SalesRegistrationsByFrame: {

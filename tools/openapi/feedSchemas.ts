@@ -3,7 +3,7 @@
  * here: the service builds the feed's answers in code (lib/feed), not from a schema.
  */
 import { FEED_LIMIT_MAX } from '../../lib/feed/constants.ts';
-import { ref } from './components.ts';
+import { ref, testMark } from './components.ts';
 import type { JsonObject } from './schemaConversion.ts';
 
 /**
@@ -60,6 +60,7 @@ export const feedSchemas = (): JsonObject => ({
           error: { description: 'Why it was refused or failed; personal data blanked out.', type: 'string' },
           FrameNum: { description: 'Sales only: the frame number.', type: 'string' },
           DealerId: { description: 'Sales only: the dealer.', type: 'integer' },
+          test: testMark('event'),
         },
       },
     },

@@ -7,6 +7,7 @@
 import { stateChangeOf } from '../../lib/events/stateChange.ts';
 import { webhookEventOf, webhookIdOf } from '../../lib/events/webhookEvent.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
+import { testMark } from './components.ts';
 import { markdown } from './markdown.ts';
 import type { JsonObject } from './schemaConversion.ts';
 
@@ -58,6 +59,7 @@ const webhookEventSchema: JsonObject = {
         error: { type: 'string', description: "The downstream's refusal, without personal data." },
         FrameNum: { type: 'string' },
         DealerId: { type: 'integer' },
+        test: testMark('event'),
       },
     },
   },
