@@ -8,6 +8,8 @@ import { resetSettings } from '../lib/settings/environment.ts';
 export const testKeys = {
   dealer: 'test-key-example-dealer',
   webForms: 'test-key-example-web-forms',
+  /** The test-mode client (`"mode": "test"`), bound to the dealer's dealers. */
+  testDealer: 'test-key-example-dealer-test',
 } as const;
 
 /** Writes the test keys where the service reads local keys (API_KEYS_FILE), as npm start does. */
@@ -15,7 +17,11 @@ export const useTestKeys = (): void => {
   const file = join(tmpdir(), `dealer-gateway-keys-${process.pid}.json`);
   writeFileSync(
     file,
-    JSON.stringify({ 'example-dealer': testKeys.dealer, 'example-web-forms': testKeys.webForms }),
+    JSON.stringify({
+      'example-dealer': testKeys.dealer,
+      'example-web-forms': testKeys.webForms,
+      'example-dealer-test': testKeys.testDealer,
+    }),
   );
   process.env.API_KEYS_FILE = file;
   resetSettings();

@@ -4,6 +4,7 @@ import { queueUrlFor } from '../settings/settings.ts';
 import { claimRecord } from '../store/statusUpdates.ts';
 import { sendToDeadLetterQueue } from './deadLetters.ts';
 import { DeliveryRetryLater } from './errors.ts';
+import { deadLettered } from './isolation.ts';
 import { type BatchContext, changeVisibility, keysOf, type ReadMessage } from './message.ts';
 
 /** A record this worker holds the lease of, for one delivery. */
@@ -42,7 +43,7 @@ export const claimMessage = async (
     log.error('no status record: message dropped', keys);
     return undefined;
   }
-  if (current.status === 'failed' && current.test) {
+  if (current.status === 'failed' && !deadLettered(current)) {
     log.info('test record failed: message dropped (test records never reach a dead-letter queue)', keys);
     return undefined;
   }

@@ -7,9 +7,10 @@ import { dueAfter } from '../records/due.ts';
 import { outageSettings } from '../settings/settings.ts';
 import { type Settled, settleBounded } from './bounded.ts';
 import { type ClaimedMessage, claimMessage } from './claimMessage.ts';
-import { type DownstreamCaller, downstreamCaller, downstreamOf, simulatorCaller } from './downstreams.ts';
+import { type DownstreamCaller, downstreamOf } from './downstreams.ts';
 import { DeliveryHeld, DeliveryRetryLater } from './errors.ts';
 import { noteDelivery, notedOutcomesOf } from './holdOutcomes.ts';
+import { callerFor, type DeliveryMode, holdsFor } from './isolation.ts';
 import {
   BATCH_CONCURRENCY,
   type BatchContext,
@@ -131,7 +132,7 @@ const handBack = async (
 interface Delivery {
   downstream: 'erp' | 'crm';
   /** `test`: test records, answered by the simulators (docs/API.md, "Test mode"). */
-  mode: 'live' | 'test';
+  mode: DeliveryMode;
   caller: DownstreamCaller;
   /** The downstream's hold; for test records one that is never held and learns nothing. */
   holds: DownstreamHolds;
@@ -139,19 +140,6 @@ interface Delivery {
   probeSeconds: number;
   clock: () => Date;
 }
-
-/**
- * The hold test records see: never held, and it learns nothing from them. A simulator's answers say nothing of SAP
- * or Salesforce, so a test record never opens, closes or feeds a hold, and an outage never changes a test outcome.
- */
-const NEVER_HELD: DownstreamHolds = {
-  mayDeliver: async () => ({ deliver: true, probe: false }),
-  claimProbe: async () => false,
-  noteOutcome: async () => undefined,
-  noteOutcomes: async () => [],
-  noteApiUsage: async () => undefined,
-  holdState: async () => ({ held: false }),
-};
 
 /**
  * One downstream's messages of the batch, call by call: before each call the hold is read (fresh, so a hold this
@@ -166,14 +154,9 @@ const deliverToOneDownstream = async (
   batch: BatchContext,
 ): Promise<MessageResult[]> => {
   const clock = () => batch.now?.() ?? new Date();
-  const holds = mode === 'test' ? NEVER_HELD : (batch.holds ?? downstreamHolds());
+  const holds = holdsFor(mode, batch.holds ?? downstreamHolds());
   const { probeSeconds } = batch.outage ?? outageSettings();
-  const caller =
-    mode === 'test'
-      ? await Promise.resolve()
-          .then(() => simulatorCaller(downstream))
-          .catch(unreachableCaller)
-      : await downstreamCaller(downstream).catch(unreachableCaller);
+  const caller = await callerFor(downstream, mode).catch(unreachableCaller);
   const delivery: Delivery = { downstream, mode, caller, holds, batch, probeSeconds, clock };
   const results: MessageResult[] = reads.map(() => ok);
   const place = (from: number, settled: readonly MessageResult[]) =>

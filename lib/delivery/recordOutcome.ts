@@ -9,11 +9,9 @@ import { type AttemptOutcome, recordAttempt } from '../store/statusUpdates.ts';
 import type { ClaimedMessage } from './claimMessage.ts';
 import { sendToDeadLetterQueue } from './deadLetters.ts';
 import { DeliveryHeld, DeliveryRetryLater } from './errors.ts';
+import { deadLettered, metricMode } from './isolation.ts';
 import { type BatchContext, changeVisibility, keysOf } from './message.ts';
 import { retryDelaySeconds } from './retryDelay.ts';
-
-/** A record's mode, the dimension its metrics carry apart (test records never move an operations alarm). */
-const modeOf = (status: { test?: true }): 'live' | 'test' => (status.test ? 'test' : 'live');
 
 /** When the outcome was decided, and the downstream's hold as it stood after the call was counted. */
 export interface OutcomeContext {
@@ -83,13 +81,13 @@ export const recordOutcome = async (
   };
   if (outcome.kind === 'delivered') {
     await record({ status: 'delivered', downstreamId: outcome.downstreamId });
-    tally.add('delivered', downstream, at.getTime() - Date.parse(status.acceptedAt), modeOf(status));
+    tally.add('delivered', downstream, at.getTime() - Date.parse(status.acceptedAt), metricMode(status));
     log.info('delivered', { ...keys, attempt });
     return;
   }
   if (outcome.kind === 'permanent') {
     await record({ status: 'rejected', error: outcome.error });
-    tally.add('rejected', downstream, undefined, modeOf(status));
+    tally.add('rejected', downstream, undefined, metricMode(status));
     log.warn('rejected by downstream', { ...keys, attempt });
     return;
   }
@@ -139,7 +137,7 @@ export const recordOutcome = async (
       callFailures: callFailures + 1,
     });
     await changeVisibility(claimed, delaySeconds);
-    tally.add('retried', downstream, undefined, modeOf(status));
+    tally.add('retried', downstream, undefined, metricMode(status));
     log.warn('call failed for every record in it: try given back, retry later', {
       ...keys,
       attempt,
@@ -150,9 +148,9 @@ export const recordOutcome = async (
   }
   if (attempt >= settings.maxAttempts) {
     await record({ status: 'failed', error: outcome.error });
-    tally.add('failed', downstream, undefined, modeOf(status));
+    tally.add('failed', downstream, undefined, metricMode(status));
     // A test record's failure is what its integrator asked for: no dead letter, no operator's work.
-    if (status.test) {
+    if (!deadLettered(status)) {
       log.info('test record failed as its last name asks: no dead letter', { ...keys, attempt });
       return;
     }
@@ -168,7 +166,7 @@ export const recordOutcome = async (
     dueAt: dueAfter(at, delaySeconds + reconcileAfterSeconds),
   });
   await changeVisibility(claimed, delaySeconds);
-  tally.add('retried', downstream, undefined, modeOf(status));
+  tally.add('retried', downstream, undefined, metricMode(status));
   log.warn('transient failure: retry later', { ...keys, attempt, delaySeconds });
   throw new DeliveryRetryLater(attempt, delaySeconds);
 };
