@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
+import { caseProblems, type SalesforceError } from '../lib/simulators/salesforceCaseRules.ts';
 import { countedApiCall, createApiUsage, type SandboxApiUsage, serveApiUsageControl } from './apiUsage.ts';
 import { createSandboxOutage, refuseWhileDown, type SandboxOutage, serveOutageControl } from './outage.ts';
-import { caseProblems, type SalesforceError } from '../lib/simulators/salesforceCaseRules.ts';
 import { COLLECTIONS_PATH, collectionsHandler, salesforceDeliveryCalls } from './salesforceCollections.ts';
 import {
   type Exchange,
@@ -83,6 +83,8 @@ export interface SalesforceSandbox {
   /** Every request received, in order. */
   requests: LoggedRequest[];
   inject(...faults: SalesforceFault[]): void;
+  /** Forgets the faults injected and not yet used. */
+  clearFaults(): void;
   /** Invalidates every access token issued so far, as a session timeout or a revocation does. */
   expireTokens(): void;
   /** The outage switch (also `POST /_sandbox/outage`): while down every `/services/` request gets 503 and is counted. */
@@ -353,6 +355,9 @@ export async function startSalesforceSandbox(
     requests: server.requests,
     inject: (...more) => {
       faults.push(...more);
+    },
+    clearFaults: () => {
+      faults.length = 0;
     },
     expireTokens: () => tokens.clear(),
     outage,
