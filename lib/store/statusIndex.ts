@@ -93,6 +93,10 @@ export interface StatusQueryOptions {
   acceptedBefore?: string;
   /** Only the records of this client (a filter: read, then dropped). */
   owner?: string;
+  /** Only the records of one of these clients (a filter); an empty list matches nothing. */
+  ownersIn?: readonly string[];
+  /** Only the records of none of these clients (a filter). */
+  ownersNotIn?: readonly string[];
   /** Only the sales records of this DealerId (a filter). */
   dealer?: number;
   /** Items read per Query call (DynamoDB's `Limit`, before the filter); 100 unless told otherwise. */
@@ -111,6 +115,18 @@ const statusQuery = (kind: RecordKind, status: RecordStatus, options: StatusQuer
     names['#owner'] = 'owner';
     values[':owner'] = { S: options.owner };
   }
+  const ownerList = (list: readonly string[], prefix: string) => {
+    names['#owner'] = 'owner';
+    return list
+      .map((owner, i) => {
+        values[`:${prefix}${i}`] = { S: owner };
+        return `:${prefix}${i}`;
+      })
+      .join(', ');
+  };
+  if (options.ownersIn !== undefined) filters.push(`#owner IN (${ownerList(options.ownersIn, 'in')})`);
+  if (options.ownersNotIn !== undefined && options.ownersNotIn.length > 0)
+    filters.push(`NOT (#owner IN (${ownerList(options.ownersNotIn, 'notIn')}))`);
   if (options.dealer !== undefined) {
     filters.push('dealer = :dealer');
     values[':dealer'] = { N: String(options.dealer) };
@@ -145,6 +161,7 @@ export async function* recordsByStatus(
   status: RecordStatus,
   options: StatusQueryOptions = {},
 ): AsyncGenerator<StatusIndexEntry[]> {
+  if (options.ownersIn?.length === 0) return;
   const reader = options.reader ?? serviceReader();
   const input = statusQuery(kind, status, options);
   // The row's attributes only, named (Select SPECIFIC_ATTRIBUTES): the operators' role may read nothing else.
@@ -180,6 +197,7 @@ export const countByStatus = async (
   status: RecordStatus,
   options: Omit<StatusQueryOptions, 'pageSize'> = {},
 ): Promise<number> => {
+  if (options.ownersIn?.length === 0) return 0;
   const reader = options.reader ?? serviceReader();
   const input = statusQuery(kind, status, options);
   let count = 0;

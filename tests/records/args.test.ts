@@ -130,6 +130,29 @@ describe('parseRecordsArgs, the -- form', () => {
   });
 });
 
+describe('parseRecordsArgs, --mode', () => {
+  it('reads test or live, a filter that one record by id refuses', () => {
+    // Act
+    const test = parseRecordsArgs(['--mode', 'test'], {});
+    const live = parseRecordsArgs(['--counts', '--mode', 'live'], {});
+    // Assess
+    expect(test.clientMode).toBe('test');
+    expect(live).toMatchObject({ mode: 'counts', clientMode: 'live' });
+    expect(parseRecordsArgs([], {}).clientMode).toBeUndefined();
+    expect(refused(['--mode', 'Test'])).toBe('--mode must be test or live, not "Test"');
+    expect(refused(['0123456789abcdef0123456789abcdef', '--mode', 'test'])).toMatch(
+      /one record by id takes no filters \(--mode\)/,
+    );
+  });
+
+  it('puts the value back when npm took --mode as its own: npm run records --mode test --status failed', () => {
+    // Act
+    const options = parseRecordsArgs(['failed', 'test'], npm({ mode: 'true', status: 'true' }));
+    // Assess
+    expect(options).toMatchObject({ clientMode: 'test', statuses: ['failed'] });
+  });
+});
+
 describe('parseRecordsArgs, the form without -- (npm takes the options as its own settings)', () => {
   it('puts a value npm passed on as an argument back to its option: npm run records --status rejected', () => {
     // Prepare: what the script gets from `npm run records --status rejected`.

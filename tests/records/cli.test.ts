@@ -225,6 +225,77 @@ describe('npm run records: listings', () => {
   });
 });
 
+describe('npm run records --mode test|live', () => {
+  /** The mix above (live), and a test client's delivered sale on frame JH2REJ and its failed case. */
+  const seedModes = async () => {
+    const live = await seedMix();
+    const testSale = await attempt(
+      await acceptRecord('salesRegistration', { test: true, frame: 'JH2REJ', at: minutesAgo(20) }),
+      { status: 'delivered', downstreamId: '49123456', at: minutesAgo(19) },
+    );
+    const testCase = await attempt(await acceptRecord('caseRecord', { test: true, at: minutesAgo(15) }), {
+      status: 'failed',
+      error: 'UNABLE_TO_LOCK_ROW: unable to obtain exclusive access',
+      at: minutesAgo(14),
+    });
+    return { live, testSale, testCase };
+  };
+
+  it('lists only the test clients’ records with --mode test, only the others with --mode live', async () => {
+    // Prepare
+    const { live, testSale, testCase } = await seedModes();
+    // Act
+    const test = await records(['--mode', 'test', '--json']);
+    const liveRows = await records(['--mode', 'live', '--json']);
+    // Assess: still the status index only, the mode a filter on the owner.
+    expect(test.code).toBe(0);
+    expect(ndjson(test.stdout).map((row) => row.id)).toEqual([testSale.id, testCase.id]);
+    expect(
+      ndjson(liveRows.stdout)
+        .map((row) => row.id)
+        .sort(),
+    ).toEqual(
+      Object.values(live)
+        .map((record) => record.id)
+        .sort(),
+    );
+    expect(new Set([...test.operations, ...liveRows.operations])).toEqual(new Set(['Query:status']));
+  });
+
+  it('combines --mode with the other filters and with --counts', async () => {
+    // Prepare
+    const { testCase } = await seedModes();
+    // Act
+    const failedTest = await records(['--mode', 'test', '--status', 'failed', '--json']);
+    const otherClient = await records(['--mode', 'test', '--client', 'example-dealer', '--json']);
+    const counts = await records(['--counts', '--mode', 'test', '--json']);
+    // Assess
+    expect(ndjson(failedTest.stdout).map((row) => row.id)).toEqual([testCase.id]);
+    expect(otherClient.stdout).toBe('');
+    expect(JSON.parse(counts.stdout)).toMatchObject({
+      salesRegistration: { accepted: 0, delivered: 1, rejected: 0, failed: 0 },
+      caseRecord: { accepted: 0, delivered: 0, rejected: 0, failed: 1 },
+    });
+  });
+
+  it('with --frame decides by the record’s own test mark', async () => {
+    // Prepare: the frame at a live client and at the test client.
+    const { live, testSale } = await seedModes();
+    // Act
+    const test = await records(['--frame', 'JH2REJ', '--mode', 'test', '--json']);
+    const liveRows = await records(['--frame', 'JH2REJ', '--mode', 'live', '--json']);
+    // Assess
+    expect(ndjson(test.stdout).map((row) => row.id)).toEqual([testSale.id]);
+    expect(ndjson(liveRows.stdout).map((row) => row.id)).toEqual([live.rejected.id]);
+  });
+
+  it('refuses another mode, naming both', async () => {
+    const { code, stderr } = await records(['--mode', 'sandbox']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--mode must be test or live, not "sandbox"/);
+  });
+});
+
 describe('npm run records --counts', () => {
   it('counts by state per kind, as a table and as JSON, with Select COUNT per partition', async () => {
     await seedMix();

@@ -12,6 +12,8 @@ export interface Acceptance {
   at?: string;
   dealer?: number;
   frame?: string;
+  /** A test client's record (marked `test`, as intake marks them): `owner` defaults to example-dealer-test. */
+  test?: boolean;
 }
 
 /**
@@ -38,7 +40,14 @@ export const acceptRecord = async (
       kind,
       records: [],
       requestId: 'r',
-      owner: acceptance.owner ?? (kind === 'salesRegistration' ? 'example-dealer' : 'example-web-forms'),
+      owner:
+        acceptance.owner ??
+        (acceptance.test
+          ? 'example-dealer-test'
+          : kind === 'salesRegistration'
+            ? 'example-dealer'
+            : 'example-web-forms'),
+      ...(acceptance.test ? { test: true } : {}),
     },
     record as unknown as SalesRegistration | CaseRecord,
     new Date(acceptance.at ?? '2026-11-22T08:00:00.000Z'),

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
+import type { ClientMode } from '../../lib/clients/types.ts';
 import type { RecordStatus } from '../../lib/records/types.ts';
 import { RECORD_KINDS, RECORD_STATUSES } from '../../lib/store/statusIndex.ts';
-import { DEFAULT_REGION, KIND_NAMES } from './constants.ts';
+import { CLIENT_MODES, DEFAULT_REGION, KIND_NAMES } from './constants.ts';
 import { UsageError } from './errors.ts';
 import type { RecordsOptions } from './types.ts';
 
@@ -16,6 +17,7 @@ const VALUE_OPTIONS = [
   'stage',
   'region',
   'id',
+  'mode',
 ] as const;
 const FLAG_OPTIONS = ['counts', 'json', 'show-personal', 'progress', 'help'] as const;
 type ValueOption = (typeof VALUE_OPTIONS)[number];
@@ -39,6 +41,7 @@ const LOOKS: Partial<Record<ValueOption, (value: string) => boolean>> = {
   kind: (value) => value in KIND_NAMES,
   'older-than': (value) => DURATION.test(value),
   region: (value) => REGION.test(value),
+  mode: (value) => (CLIENT_MODES as readonly string[]).includes(value),
 };
 
 const envName = (option: string) => `npm_config_${option.replaceAll('-', '_')}`;
@@ -144,6 +147,8 @@ export const parseRecordsArgs = (argv: string[], env: NodeJS.ProcessEnv = proces
   }
   if (values.status !== undefined && !(RECORD_STATUSES as readonly string[]).includes(values.status))
     throw new UsageError(`--status must be one of ${RECORD_STATUSES.join(', ')}, not "${values.status}"`);
+  if (values.mode !== undefined && !(CLIENT_MODES as readonly string[]).includes(values.mode))
+    throw new UsageError(`--mode must be test or live, not "${values.mode}"`);
   if (values.kind !== undefined && !(values.kind in KIND_NAMES))
     throw new UsageError(`--kind must be sales or cases, not "${values.kind}"`);
   let olderThanMs: number | undefined;
@@ -161,9 +166,9 @@ export const parseRecordsArgs = (argv: string[], env: NodeJS.ProcessEnv = proces
     if (values[option] === '') throw new UsageError(`--${option} needs a value`);
   }
 
-  const filters = (['status', 'older-than', 'kind', 'client', 'dealer', 'frame', 'limit'] as const).filter(
-    (option) => values[option] !== undefined,
-  );
+  const filters = (
+    ['status', 'older-than', 'kind', 'client', 'dealer', 'frame', 'limit', 'mode'] as const
+  ).filter((option) => values[option] !== undefined);
   const mode = values.id !== undefined ? 'one' : values.counts ? 'counts' : 'list';
   if (mode === 'one' && (filters.length > 0 || values.counts))
     throw new UsageError(
@@ -185,6 +190,7 @@ export const parseRecordsArgs = (argv: string[], env: NodeJS.ProcessEnv = proces
     kinds: values.kind === undefined ? [...RECORD_KINDS] : [KIND_NAMES[values.kind]],
     ...(olderThanMs === undefined ? {} : { olderThanMs }),
     ...(values.client === undefined ? {} : { client: values.client }),
+    ...(values.mode === undefined ? {} : { clientMode: values.mode as ClientMode }),
     ...(values.dealer === undefined ? {} : { dealer: positiveWhole('dealer', values.dealer) }),
     ...(values.frame === undefined ? {} : { frame: values.frame }),
     json: values.json ?? false,

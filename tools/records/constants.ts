@@ -8,6 +8,9 @@ export const KIND_NAMES: Record<string, RecordKind> = {
   caseRecord: 'caseRecord',
 };
 
+/** The values --mode takes: a test client's records, or a live client's. */
+export const CLIENT_MODES = ['test', 'live'] as const;
+
 /** How a kind is shown in the table. */
 export const KIND_LABELS: Record<RecordKind, string> = { salesRegistration: 'sales', caseRecord: 'cases' };
 
@@ -22,7 +25,8 @@ export const MASK = '***';
 
 export const USAGE = `usage:
   npm run records -- [--status accepted|delivered|rejected|failed] [--older-than 30m|2h|3d] [--kind sales|cases]
-                     [--client <name>] [--dealer <n>] [--frame <FrameNum>] [--counts] [--json] [--limit N]
+                     [--client <name>] [--mode test|live] [--dealer <n>] [--frame <FrameNum>] [--counts] [--json]
+                     [--limit N]
                      [--progress] [--stage <stage> [--region <region>]]
   npm run records -- <id> [--json] [--show-personal | --stage <stage> [--region <region>]]
 Without --stage it reads the running npm start; --json writes one JSON object a line (NDJSON).`;

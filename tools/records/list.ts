@@ -8,16 +8,21 @@ import {
   type StatusQueryOptions,
   type TableReader,
 } from '../../lib/store/statusIndex.ts';
+import { modeNarrowing, ofMode } from './clientMode.ts';
 import { rowOf, type StateCounts } from './format.ts';
 import type { RecordRow, RecordsOptions } from './types.ts';
 
-/** The narrowing every look-up of the options shares: age as a key condition, client and dealer as filters. */
+/**
+ * The narrowing every look-up of the options shares: age as a key condition, client, mode (by owner:
+ * tools/records/clientMode.ts) and dealer as filters.
+ */
 const narrowing = (options: RecordsOptions, reader: TableReader, now: Date): StatusQueryOptions => ({
   reader,
   ...(options.olderThanMs === undefined
     ? {}
     : { acceptedBefore: new Date(now.getTime() - options.olderThanMs).toISOString() }),
   ...(options.client === undefined ? {} : { owner: options.client }),
+  ...modeNarrowing(options.clientMode, clientsConfig),
   ...(options.dealer === undefined ? {} : { dealer: options.dealer }),
 });
 
@@ -30,7 +35,8 @@ const kindsOf = (options: RecordsOptions) =>
 /**
  * The rows the options ask for, page by page: through the `status` index per kind and state (oldest first within
  * each), or through the `frame` index for --frame (for --client, or for every client of config/clients.json),
- * reading each record found to apply the other filters. Never a table scan. Stops at --limit.
+ * reading each record found to apply the other filters (--mode by the record's own `test` there). Never a table scan.
+ * Stops at --limit.
  *
  * @example
  * for await (const rows of listRecords(options, reader)) print(rows);
@@ -53,6 +59,7 @@ export async function* listRecords(
         const status = await readStatusRecord(id, { reader, attributes: OPERATOR_ATTRIBUTES });
         if (!status || !options.statuses.includes(status.status)) continue;
         if (options.dealer !== undefined && status.dealer !== options.dealer) continue;
+        if (!ofMode(status, options.clientMode)) continue;
         rows.push(rowOf(status));
       }
       const page = rows.slice(0, left);

@@ -1,3 +1,4 @@
+import type { ClientMode } from '../../lib/clients/types.ts';
 import type { RecordStatus } from '../../lib/records/types.ts';
 import type { RecordKind } from '../../lib/types.ts';
 
@@ -14,6 +15,8 @@ export interface RecordsOptions {
   /** --older-than, in milliseconds: only records accepted longer ago than this. */
   olderThanMs?: number;
   client?: string;
+  /** --mode: only test clients' records (`test`) or only live ones (`live`); both when absent. */
+  clientMode?: ClientMode;
   dealer?: number;
   frame?: string;
   json: boolean;
