@@ -508,33 +508,37 @@ const makeDue = async (id: string) => {
 
 describe('webhooks: webhookDispatcher on real SQS events', () => {
   it("read the client's webhook flag and secret, try its webhook, and hide the message until its retry window", async () => {
-    // Prepare: a state change of example-dealer's record, as the bus's rule queues it. Its webhook is a public
-    // https URL this machine cannot reach: the try fails, and the dispatcher hides the message for its retry.
+    // Prepare: a state change of a record of each client with a webhook, as the bus's rule queues it. Their
+    // webhooks are public https URLs this machine cannot reach: each try fails, and the dispatcher hides the message
+    // for its retry.
     const queueUrl = aws.resources.queues.WebhookQueue.url;
     await aws.drain(queueUrl);
     const at = new Date().toISOString();
-    const detail = {
-      eventId: `roles-webhook:${at}`,
-      recordId: 'roles-webhook',
-      kind: 'caseRecord',
-      client: 'example-dealer',
-      state: 'delivered',
-      previousState: 'accepted',
-      attempts: 1,
-      sequence: 1,
-      at,
-      acceptedAt: at,
-    };
-    await aws.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: queueUrl,
-        MessageBody: JSON.stringify({
-          'detail-type': 'Record state changed',
-          source: 'dealer-gateway',
-          detail,
+    const hooked = clientsConfig.clients.filter((client) => client.webhook).map((client) => client.name);
+    for (const client of hooked) {
+      const detail = {
+        eventId: `roles-webhook-${client}:${at}`,
+        recordId: `roles-webhook-${client}`,
+        kind: 'caseRecord',
+        client,
+        state: 'delivered',
+        previousState: 'accepted',
+        attempts: 1,
+        sequence: 1,
+        at,
+        acceptedAt: at,
+      };
+      await aws.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: queueUrl,
+          MessageBody: JSON.stringify({
+            'detail-type': 'Record state changed',
+            source: 'dealer-gateway',
+            detail,
+          }),
         }),
-      }),
-    );
+      );
+    }
     // Act
     const polled = await pollOnce({
       sqs: aws.sqs,
@@ -542,7 +546,8 @@ describe('webhooks: webhookDispatcher on real SQS events', () => {
       handler: (event: SQSEvent) => invoke<SQSBatchResponse>('webhookDispatcher', event),
     });
     // Assess
-    expect(polled).toEqual({ received: 1, deleted: 0, failed: 1 });
+    expect(hooked.length).toBeGreaterThan(0);
+    expect(polled).toEqual({ received: hooked.length, deleted: 0, failed: hooked.length });
   }, 60_000);
 });
 
