@@ -94,8 +94,16 @@ export const holdFigures = (input: HoldInput): HoldFigures => {
     openings[key] = (openings[key] ?? 0) + 1;
     if (opening.reason !== 'outage') continue;
     const at = Date.parse(opening.heldSince);
-    const call = input.openingCalls.get(`${opening.downstream} ${at}`);
     const where = `${opening.downstream} at ${opening.heldSince}`;
+    // The worker's own line says what the opening call was; the records' histories are read only without it (a
+    // store fault may have kept an outcome from being written at that instant).
+    if (opening.call) {
+      if (opening.call.answered > 0)
+        whileAnswering.push(`${where}: ${opening.call.answered} of ${opening.call.carried} answered (log)`);
+      else onFailures++;
+      continue;
+    }
+    const call = input.openingCalls.get(`${opening.downstream} ${at}`);
     if (call && call.answered > 0) {
       whileAnswering.push(`${where}: ${call.answered} answered, ${call.failed} failed`);
     } else if (call) {

@@ -29,6 +29,8 @@ export interface HoldOpening {
   heldSince: string;
   /** Where the campaign saw it first. */
   seenIn: 'log' | 'store';
+  /** From the worker's log line: the records the call that opened it carried, and the parts SAP or Salesforce answered. */
+  call?: { carried: number; answered: number };
 }
 
 /** The worker's line as its write opens a hold (lib/delivery/holdOutcomes.ts). */
@@ -53,12 +55,22 @@ export const holdOpeningOfLine = (line: string): HoldOpening | undefined => {
   } catch {
     return undefined;
   }
-  const { message, downstream, reason, heldSince } = entry;
+  const { message, downstream, reason, heldSince, callRecords, answeredParts } = entry;
   // Only the opening's line: the worker's other "downstream held: …" lines (INFO) repeat a hold already open.
   if (message !== OPENED_MESSAGE) return undefined;
   if (!isDownstream(downstream) || typeof heldSince !== 'string' || Number.isNaN(Date.parse(heldSince)))
     return undefined;
-  return { downstream, reason: typeof reason === 'string' ? reason : 'outage', heldSince, seenIn: 'log' };
+  const call =
+    typeof callRecords === 'number' && typeof answeredParts === 'number'
+      ? { call: { carried: callRecords, answered: answeredParts } }
+      : {};
+  return {
+    downstream,
+    reason: typeof reason === 'string' ? reason : 'outage',
+    heldSince,
+    seenIn: 'log',
+    ...call,
+  };
 };
 
 /**
@@ -74,7 +86,10 @@ export const createHoldWatch = () => {
   const seen = new Map<string, HoldOpening>();
   const add = (opening: HoldOpening) => {
     const key = `${opening.downstream} ${Date.parse(opening.heldSince)}`;
-    if (!seen.has(key)) seen.set(key, opening);
+    const known = seen.get(key);
+    if (!known) seen.set(key, opening);
+    // The log line says what the call was; a hold item read first does not.
+    else if (!known.call && opening.call) seen.set(key, { ...known, call: opening.call });
   };
   return {
     noteLine(line: string) {

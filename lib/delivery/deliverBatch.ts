@@ -326,10 +326,15 @@ const makeCall = async (
     probe: permit.probe,
     ...(outcome.apiUsage ? { apiUsage: outcome.apiUsage } : {}),
   });
+  const answered = ids.filter((id) => {
+    const part = outcome.outcomes.get(id);
+    return part !== undefined && part.kind !== 'transient';
+  }).length;
   const hold = await noteDelivery(holds, downstream, noted, {
     probe: permit.probe,
     at: answeredAt,
     log: batch.log,
+    parts: { carried: ids.length, answered },
   });
   return {
     ...outcome,

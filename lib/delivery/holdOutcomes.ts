@@ -49,7 +49,13 @@ export const noteDelivery = async (
   holds: DownstreamHolds,
   downstream: Downstream,
   noted: readonly NotedOutcome[],
-  call: { probe: boolean; at: Date; log: Logger },
+  call: {
+    probe: boolean;
+    at: Date;
+    log: Logger;
+    /** What the call was, for the opening's log line: the records it carried and the parts the downstream answered. */
+    parts?: { carried: number; answered: number };
+  },
 ): Promise<HoldState> => {
   const { at, log } = call;
   try {
@@ -62,7 +68,12 @@ export const noteDelivery = async (
         reason: transition.reason,
         heldSince: transition.heldSince,
       };
-      if (opened) log.warn('downstream held: records wait without spending tries', line);
+      // The call that opened it, so whoever reads the log sees it was a call no part of which was answered.
+      if (opened)
+        log.warn('downstream held: records wait without spending tries', {
+          ...line,
+          ...(call.parts ? { callRecords: call.parts.carried, answeredParts: call.parts.answered } : {}),
+        });
       else log.info('downstream hold closed', { ...line, heldSeconds: transition.heldSeconds });
     }
     return await holds.holdState(downstream, { now: at });

@@ -131,3 +131,20 @@ describe('the soak hold figures', () => {
     expect(holdFigures({ ...input, openings: [opening('erp', 5_000)] }).kept).toBe(false);
   });
 });
+
+describe('the opening call as the worker’s log line tells it', () => {
+  it('judges by the log line when it says what the call was, found in the store or not', () => {
+    // Prepare: a CRM opening outside any SAP outage whose call the store lost; the log says none of its 8 parts was
+    // answered. And its negative control: the same opening with 3 of 8 parts answered.
+    const failedWhole = { ...opening('crm', 30_000), call: { carried: 8, answered: 0 } };
+    const answered = { ...opening('crm', 31_000), call: { carried: 8, answered: 3 } };
+    // Act
+    const kept = holdFigures({ ...healthy(), openings: [failedWhole] });
+    const broken = holdFigures({ ...healthy(), openings: [answered] });
+    // Assess
+    expect(kept.openedWhileAnswering).toBe(0);
+    expect(broken.openedWhileAnswering).toBe(1);
+    expect(broken.kept).toBe(false);
+    expect(kept.kept).toBe(true);
+  });
+});

@@ -79,4 +79,21 @@ describe('the soak hold watch', () => {
       { downstream: 'crm', reason: 'outage', heldSince: '2026-11-28T07:00:00.000Z', seenIn: 'log' },
     ]);
   });
+
+  it('reads what the opening call was from the worker line: the records it carried and the parts answered', () => {
+    // Prepare
+    const line = JSON.stringify({
+      level: 'WARN',
+      message: 'downstream held: records wait without spending tries',
+      downstream: 'crm',
+      reason: 'outage',
+      heldSince: '2026-11-28T07:33:34.686Z',
+      callRecords: 8,
+      answeredParts: 0,
+    });
+    // Act
+    const opening = holdOpeningOfLine(line);
+    // Assess
+    expect(opening).toMatchObject({ downstream: 'crm', call: { carried: 8, answered: 0 } });
+  });
 });
