@@ -220,9 +220,11 @@ describe('the worker under a downstream hold', () => {
     // Assess
     const heldSince = secondsAfter(T0, 2).toISOString();
     const line = { downstream: 'erp', reason: 'outage', heldSince };
-    expect(opened).toEqual([['downstream held: records wait without spending tries', line]]);
+    // The opening line says what the call that opened it was: one sale, no part answered (SAP down).
+    const openingLine = { ...line, callRecords: 1, answeredParts: 0 };
+    expect(opened).toEqual([['downstream held: records wait without spending tries', openingLine]]);
     expect(all).toEqual([
-      ['downstream held: records wait without spending tries', line],
+      ['downstream held: records wait without spending tries', openingLine],
       ['downstream hold closed', { ...line, heldSeconds: 38 }],
     ]);
   });
