@@ -4,6 +4,7 @@
  * Env: PORT (default 3000, 0 = any free port), DATA_DIR (default <project>/.data), DEBUG (show
  * serverless-offline's output and start-up timings). SIGINT / SIGTERM stop everything and exit 0.
  */
+import { clientNamed } from '../lib/clients/clientsConfig.ts';
 import { ensureLocalKeys } from '../local/apiKeys.ts';
 import { ensureLocalContentIdKey } from '../local/contentIdKey.ts';
 import { startLocalDelivery } from '../local/delivery.ts';
@@ -72,7 +73,9 @@ starting.then(
     });
     for (const [client, key] of Object.entries(localKeys.keys)) {
       const note = localKeys.created.includes(client) ? ' (new development key)' : '';
-      process.stderr.write(`[local] API key of ${client}: ${key}${note}\n`);
+      // A test client's records are answered by the simulators: its key says so where it is shown.
+      const mode = clientNamed(client)?.mode === 'test' ? ' (test mode)' : '';
+      process.stderr.write(`[local] API key of ${client}${mode}: ${key}${note}\n`);
     }
     process.stdout.write(`ready: ${stack.url}\n`);
   },
