@@ -1,11 +1,11 @@
 import type { SQSRecord } from 'aws-lambda';
+import { type Settled, settleBounded } from '../concurrency/bounded.ts';
 import { type CallOutcome, type DeliveryOutcome, wholeCallFailure } from '../downstream/types.ts';
 import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
 import { type DownstreamHolds, downstreamHolds } from '../outage/hold.ts';
 import type { DeliveryPermit, HoldState } from '../outage/types.ts';
 import { dueAfter } from '../records/due.ts';
 import { outageSettings } from '../settings/settings.ts';
-import { type Settled, settleBounded } from './bounded.ts';
 import { type ClaimedMessage, claimMessage } from './claimMessage.ts';
 import { type DownstreamCaller, downstreamOf } from './downstreams.ts';
 import { DeliveryHeld, DeliveryRetryLater } from './errors.ts';

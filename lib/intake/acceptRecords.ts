@@ -1,4 +1,4 @@
-import { inParallel } from '../concurrency/inParallel.ts';
+import { inParallel } from '../concurrency/bounded.ts';
 import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter } from '../records/due.ts';

@@ -2,7 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { inParallel } from '../concurrency/inParallel.ts';
+import { inParallel } from '../concurrency/bounded.ts';
 import { cleanFeedErrors } from '../feed/feedErrors.ts';
 import { recordsTable } from '../settings/settings.ts';
 import { type DueIndex, dueIds } from '../store/sparseIndex.ts';
