@@ -3,6 +3,8 @@
  * a uniformly random time inside its own window; windows double from `baseMs` up to `capMs` and follow each other
  * from the first attempt on, so a webhook coming back is not hit by every retry at once, and the attempts keep
  * their span whatever the random draws: the last retry's window starts `spanMs` or later after the first attempt.
+ * Deliveries to SAP and Salesforce retry by another policy on purpose (lib/delivery/retryDelay.ts; the two side by
+ * side: docs/design.md, "Two retry policies").
  */
 
 export interface RetrySchedule {
