@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseMultipartMessage } from '@apeleghq/multipart-parser';
-import type { RegistrationBook } from './registrationBook.ts';
 import { registrationProblem } from '../lib/simulators/sapRegistrationRules.ts';
+import type { RegistrationBook } from './registrationBook.ts';
 import type { SapFault, StoredRegistration } from './sapSandbox.ts';
 import type { Exchange, LoggedRequest } from './server.ts';
 

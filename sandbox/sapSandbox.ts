@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
+import { registrationProblem, sameContent } from '../lib/simulators/sapRegistrationRules.ts';
 import { createSandboxOutage, refuseWhileDown, type SandboxOutage, serveOutageControl } from './outage.ts';
 import { RegistrationBook } from './registrationBook.ts';
 import { sapBatchHandler, sapDeliveryCalls } from './sapBatch.ts';
-import { registrationProblem, sameContent } from '../lib/simulators/sapRegistrationRules.ts';
 import {
   type Exchange,
   type LoggedRequest,

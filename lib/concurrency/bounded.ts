@@ -30,3 +30,21 @@ export const settleBounded = async <I, T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
   return results;
 };
+
+/**
+ * {@link settleBounded}, all or nothing: the results in order, or the first failure (in the items' order) once every
+ * call has finished. A large request's conditional writes and the purge's updates go through it.
+ *
+ * @example
+ * const created = await inParallel(records, 16, (record) => putStatusRecordIfAbsent(record));
+ */
+export const inParallel = async <I, T>(
+  items: readonly I[],
+  limit: number,
+  work: (item: I, index: number) => Promise<T>,
+): Promise<T[]> => {
+  const settled = await settleBounded(items, limit, work);
+  const failed = settled.find((result) => !result.ok);
+  if (failed && !failed.ok) throw failed.error;
+  return settled.map((result) => (result as { ok: true; value: T }).value);
+};

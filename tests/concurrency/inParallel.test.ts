@@ -3,7 +3,7 @@
  * flight, results in request order.
  */
 import { describe, expect, it } from 'vitest';
-import { inParallel } from '../../lib/concurrency/inParallel.ts';
+import { inParallel } from '../../lib/concurrency/bounded.ts';
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

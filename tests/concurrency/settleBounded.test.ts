@@ -1,9 +1,9 @@
 /**
- * settleBounded (lib/delivery/bounded.ts), through which the worker's claims, outcome writes and visibility changes
+ * settleBounded (lib/concurrency/bounded.ts), through which the worker's claims, outcome writes and visibility changes
  * of a batch go: at most `limit` at once, every item settled in its place, one failure stopping nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { settleBounded } from '../../lib/delivery/bounded.ts';
+import { settleBounded } from '../../lib/concurrency/bounded.ts';
 
 /** Work that waits until released, counting how many run at once. */
 const gatedWork = () => {
