@@ -1,0 +1,89 @@
+/**
+ * docs/API.md, "Test mode": every curl example there is run against `npm start` with the test client's key, and
+ * answers as written (values that differ from run to run by their shape: tests/docs/docExamples.ts); a look-up is
+ * asked again until it shows the documented state (the record is `accepted` until then). The feed entry shown is
+ * among the test client's feed entries. The harness itself finds a planted wrong answer.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../local/project.ts';
+import { npmStart, type RunningService } from '../../testkit/npmStart.ts';
+import { codeBlocks, idsIn, sectionOf, shapeOf, shExamples, withRealIds } from './docExamples.ts';
+
+const section = sectionOf(readFileSync(join(projectRoot, 'docs/API.md'), 'utf8'), 'Test mode');
+const run = promisify(execFile);
+
+describe('docs/API.md, "Test mode": the harness', () => {
+  it('reads each command with its answer, and tells a documented answer from a wrong one (planted)', () => {
+    // Prepare
+    const examples = shExamples(section);
+    const [lookUp] = examples.filter((example) => /"status":"rejected"/.test(JSON.stringify(example.answer)));
+    // Act
+    const planted = { ...(lookUp.answer as Record<string, unknown>), attempts: 2 };
+    const sameShape = {
+      ...(lookUp.answer as Record<string, unknown>),
+      id: '0123456789abcdef0123456789abcdef',
+    };
+    // Assess
+    expect(examples.length).toBeGreaterThanOrEqual(6);
+    expect(examples.every((example) => example.command.includes('$TEST_KEY'))).toBe(true);
+    expect(shapeOf(planted)).not.toEqual(shapeOf(lookUp.answer));
+    expect(shapeOf(sameShape)).toEqual(shapeOf(lookUp.answer));
+  });
+});
+
+describe('docs/API.md, "Test mode", against npm start', () => {
+  let service: RunningService;
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'dealer-gateway-docs-'));
+    // A 1 s backoff base: FAIL spends its 5 attempts in seconds rather than minutes.
+    service = await npmStart({ DATA_DIR: dataDir, DELIVERY_RETRY_BASE_SECONDS: '1' });
+  }, 120_000);
+  afterAll(async () => {
+    await service?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers every example as written, and lists the feed entry shown', async () => {
+    // Prepare
+    const ids = new Map<string, string>();
+    const env = { ...process.env, TEST_KEY: service.keys['example-dealer-test'] };
+    const host = new URL(service.url).host;
+    const mismatches: string[] = [];
+    // Act
+    for (const example of shExamples(section)) {
+      const command = withRealIds(example.command, ids).replaceAll('localhost:3000', host);
+      const deadline = Date.now() + 90_000;
+      let real: unknown;
+      for (;;) {
+        real = JSON.parse((await run('sh', ['-c', command], { env })).stdout);
+        if (JSON.stringify(shapeOf(real)) === JSON.stringify(shapeOf(example.answer))) break;
+        if (Date.now() > deadline) {
+          mismatches.push(
+            `${example.command.split('\n')[0]}\n  documented ${JSON.stringify(example.answer)}\n  answered   ${JSON.stringify(real)}`,
+          );
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      idsIn(example.answer, real, ids);
+    }
+    const [entry] = codeBlocks(section, 'json').map((text) => JSON.parse(text));
+    const feed = (await (
+      await fetch(`${service.url}/events?limit=100`, {
+        headers: { 'x-api-key': service.keys['example-dealer-test'] },
+      })
+    ).json()) as { events: unknown[] };
+    // Assess
+    expect(mismatches).toEqual([]);
+    expect(feed.events.map((event) => JSON.stringify(shapeOf(event)))).toContain(
+      JSON.stringify(shapeOf(entry)),
+    );
+  }, 240_000);
+});
