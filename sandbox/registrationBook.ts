@@ -3,7 +3,7 @@
  * refuses a repeat of either with 409, and a bench's backfill of 100,000 made a scan of the list per create the
  * sandbox's own bottleneck (each create slower than the last, and a later run slower than an earlier one).
  */
-import type { StoredRegistration } from './sapSandbox.ts';
+import type { StoredRegistration } from './sapTypes.ts';
 
 const FIRST_DOCUMENT_NUMBER = 49_000_001;
 

@@ -1,5 +1,5 @@
 import { caseProblems, type SalesforceError } from '../lib/simulators/salesforceCaseRules.ts';
-import type { SalesforceFault, StoredCase } from './salesforceSandbox.ts';
+import type { SalesforceFault, StoredCase } from './salesforceTypes.ts';
 import type { Exchange, LoggedRequest } from './server.ts';
 
 /** `PATCH /services/data/<version>/composite/sobjects/<type>/<external id field>`. */

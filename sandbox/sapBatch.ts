@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { parseMultipartMessage } from '@apeleghq/multipart-parser';
 import { registrationProblem } from '../lib/simulators/sapRegistrationRules.ts';
 import type { RegistrationBook } from './registrationBook.ts';
-import type { SapFault, StoredRegistration } from './sapSandbox.ts';
+import type { SapFault, StoredRegistration } from './sapTypes.ts';
 import type { Exchange, LoggedRequest } from './server.ts';
 
 /** What the SAP sandbox lends its `$batch` handler. */
