@@ -7,12 +7,18 @@ import { buildApp } from 'fauxqs';
 import { S3Store } from '../node_modules/fauxqs/dist/s3/s3Store.js';
 import { SnsStore } from '../node_modules/fauxqs/dist/sns/snsStore.js';
 import { SqsStore } from '../node_modules/fauxqs/dist/sqs/sqsStore.js';
+import { keepQueuesOnDisk } from './emulators/fauxqs/durableQueues.ts';
 import { makeQueueFair } from './fairQueue.ts';
 import { localRegion } from './project.ts';
 
 export interface LocalQueueServer {
   /** e.g. http://127.0.0.1:41234; queue URLs are http://127.0.0.1:41234/000000000000/<name>. */
   endpoint: string;
+  /**
+   * Keeps these queues (created already, still empty) in `<dir>/fauxqs.db` from now on, with what an earlier run
+   * left there: the queues whose messages nothing else keeps (local/emulators/fauxqs/durableQueues.ts).
+   */
+  keepOnDisk(names: readonly string[], dir: string): void;
   close(): Promise<void>;
 }
 
@@ -34,14 +40,19 @@ export async function startLocalQueue(): Promise<LocalQueueServer> {
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('fauxqs did not report its port');
   let closing: Promise<void> | undefined;
+  const closeDisk: (() => void)[] = [];
   return {
     endpoint: `http://127.0.0.1:${address.port}`,
+    keepOnDisk(names, dir) {
+      closeDisk.push(keepQueuesOnDisk(sqsStore, names, dir));
+    },
     close() {
       closing ??= (async () => {
         const closed = app.close();
         // Long-polling ReceiveMessage calls would otherwise hold the server open for up to 20 s.
         app.server.closeAllConnections();
         await closed;
+        for (const close of closeDisk) close();
       })();
       return closing;
     },
