@@ -4,7 +4,7 @@
  * queued again, a poller per SQS event source of serverless.yml that invokes the function's own handler as the
  * Lambda event source would (batch size, batching window, concurrency and visibility as serverless.yml deploys
  * them: the delivery workers and the webhook dispatcher), the queue serving the clients fairly as SQS fair queues do
- * (local/fairQueue.ts), at most one batch per probe period for a held downstream, alone in flight, and a timer per
+ * (local/emulators/fauxqs/fairQueue.ts), at most one batch per probe period for a held downstream, alone in flight, and a timer per
  * schedule event invoking its function's handler (the reconciler).
  */
 import { rm, writeFile } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 /**
  * The SQS-compatible queue (fauxqs), in this process, in memory, on 127.0.0.1 only. Its standard queues are fair
- * queues, as standard queues are on AWS for messages that carry a MessageGroupId (local/fairQueue.ts).
+ * queues, as standard queues are on AWS for messages that carry a MessageGroupId (local/emulators/fauxqs/fairQueue.ts).
  */
 import { buildApp } from 'fauxqs';
 // Not exported by the package, but buildApp() accepts the stores (the same module instances it uses).
@@ -8,7 +8,8 @@ import { S3Store } from '../node_modules/fauxqs/dist/s3/s3Store.js';
 import { SnsStore } from '../node_modules/fauxqs/dist/sns/snsStore.js';
 import { SqsStore } from '../node_modules/fauxqs/dist/sqs/sqsStore.js';
 import { keepQueuesOnDisk } from './emulators/fauxqs/durableQueues.ts';
-import { makeQueueFair } from './fairQueue.ts';
+import { makeQueueFair } from './emulators/fauxqs/fairQueue.ts';
+import { assertPatchedVersion } from './emulators/versionGate.ts';
 import { localRegion } from './project.ts';
 
 export interface LocalQueueServer {
@@ -23,6 +24,8 @@ export interface LocalQueueServer {
 }
 
 export async function startLocalQueue(): Promise<LocalQueueServer> {
+  // Its patches (fair queues, queues on disk) reach into fauxqs's internals of one exact version.
+  assertPatchedVersion('fauxqs');
   // Not startFauxqs(): it always listens on 0.0.0.0. And not buildApp's default store: it names queues
   // http://sqs.<region>.localhost:<port>/..., a host that does not resolve here, and the SQS SDK sends
   // requests to the QueueUrl's host when it differs from an endpoint given by AWS_ENDPOINT_URL_SQS. With an

@@ -6,6 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { localCredentials } from './aws.ts';
+import { assertPatchedVersions } from './emulators/versionGate.ts';
 import { type EventSourceSettings, eventSourcesOf } from './eventSources.ts';
 import { type LocalQueueServer, startLocalQueue } from './localQueue.ts';
 import { type LocalStoreServer, startLocalStore } from './localStore.ts';
@@ -96,6 +97,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const dataDir = options.dataDir ?? defaultDataDir();
   const { signal } = options;
   signal?.throwIfAborted();
+  // Before anything starts: the emulators' patches were written for exact versions (local/emulators/README.md).
+  assertPatchedVersions();
 
   let queue: LocalQueueServer | undefined;
   let store: LocalStoreServer | undefined;
