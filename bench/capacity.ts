@@ -61,12 +61,8 @@ const child = async (): Promise<CapacityResult> => {
   const sap = await startSapSandbox();
   // The worker publishes each outcome's event (then empties the outbox), as on AWS: to the local event bus.
   const { startLocalEventBus } = await import('../local/eventBus.ts');
-  const { mkdtemp } = await import('node:fs/promises');
-  const { tmpdir } = await import('node:os');
   const bus = await startLocalEventBus({
-    dataDir: await mkdtemp(`${tmpdir()}/capacity-bus-`),
     busNames: ['dealer-gateway-bench'],
-    routeOf: () => undefined,
   });
   process.env.AWS_ENDPOINT_URL_EVENTBRIDGE = bus.url;
   process.env.EVENT_BUS_NAME = 'dealer-gateway-bench';

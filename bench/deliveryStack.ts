@@ -1,11 +1,3 @@
-/**
- * The stack the delivery benches measure against: fauxqs + dynalite and the sandboxes in their own processes,
- * and a local bus that takes the worker's events and drops them; the measured worker runs in a child process of
- * its own, given the stack's endpoints. Shared by the batched-delivery, outage-drain and fair-share benches.
- */
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startLocalEventBus } from '../local/eventBus.ts';
 import { startLocalAws } from './localAws.ts';
 import { awsFreeEnv, quietPowertools, runNodeJson } from './proc.ts';
@@ -22,15 +14,13 @@ export const BENCH_BUS = 'dealer-gateway-bench';
  * const result = await inDeliveryStack<FairShareResult>('fair', [`${benchDir}/fairShare.ts`, '--child'], { BENCH_FAIR_SIZES: '[10000]' });
  */
 export const inDeliveryStack = async <T>(
-  name: string,
+  _name: string,
   args: string[],
   env: Record<string, string> = {},
 ): Promise<T> => {
   const [aws, sandboxes] = await Promise.all([startLocalAws(), startSandboxes()]);
   const bus = await startLocalEventBus({
-    dataDir: await mkdtemp(join(tmpdir(), `${name}-bench-bus-`)),
     busNames: [BENCH_BUS],
-    routeOf: () => undefined,
   });
   try {
     return await runNodeJson<T>(args, {

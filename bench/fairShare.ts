@@ -11,7 +11,7 @@
  *   then the poller starts and the quiet client accepts one record a second until the flood has drained. The
  *   quiet records' times, and the flood's drain rate (records / seconds from the poller's start to its last
  *   record delivered). Every message carries its client as its MessageGroupId: the queue is a fair queue
- *   (local/fairQueue.ts, as SQS fair queues on AWS).
+ *   (local/emulators/fauxqs/fairQueue.ts, as SQS fair queues on AWS).
  * - **Flood, first in, first out** (before fair queueing): the same, the messages carrying no group id, so the
  *   queue serves them in the order they came.
  *

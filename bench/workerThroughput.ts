@@ -12,9 +12,6 @@
  * (seedStatusRecords, sendRecords), so both sides deliver exactly the same kind of work.
  */
 
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { JsonCommand, JsonProtocolClient, JsonSendOptions } from '../lib/aws/jsonProtocol/client.ts';
 import { localClientConfig } from '../local/aws.ts';
 import { startLocalEventBus } from '../local/eventBus.ts';
@@ -323,9 +320,7 @@ export const measureWorkerThroughput = async (records = 500): Promise<WorkerResu
   const [aws, sap] = await Promise.all([startLocalAws(), startInstantSap()]);
   // The bus both sides publish to, outside the measured process (no webhooks: events are taken and dropped).
   const bus = await startLocalEventBus({
-    dataDir: await mkdtemp(join(tmpdir(), 'worker-bench-bus-')),
     busNames: [BENCH_BUS],
-    routeOf: () => undefined,
   });
   try {
     return await runNodeJson<WorkerResult>(['--expose-gc', `${benchDir}/workerThroughput.ts`, '--child'], {

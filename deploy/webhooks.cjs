@@ -9,7 +9,7 @@
 const clientsConfig = require('../config/clients.json');
 const { isLocalWebhookUrl, webhookProblem } = require('../lib/clients/webhookRules.cjs');
 
-/** npm start's stage: there the local event bus delivers the webhooks itself (no rule, no queue policy). */
+/** npm start's stage: the only one whose webhooks may be on this machine (its local bus routes by this rule too). */
 const LOCAL_STAGE = 'local';
 
 // The same values as lib/events/constants.ts (tests/deploy/webhooks.test.ts checks that they agree): this file
@@ -140,8 +140,8 @@ const dispatcherRole = (clients, { service, stage }) => {
 };
 
 /**
- * The dispatcher's role, the rule and the queue policy (only the role for stage `local`, where npm start's local
- * event bus delivers the webhooks, or when no client has a webhook).
+ * The dispatcher's role, the rule and the queue policy (only the role when no client has a webhook). Stage `local`
+ * gets them too: npm start's local bus routes by this rule to its webhook queue (local/eventBus.ts).
  *
  * @example
  * Object.keys(generate(require('../config/clients.json'), { service: 'dealer-gateway', stage: 'prod' }).Resources)
@@ -149,8 +149,8 @@ const dispatcherRole = (clients, { service, stage }) => {
  */
 const generate = (config, { service, stage }) => {
   const clients = webhookClients(config, { service, stage });
-  const role = { [IDS.role]: dispatcherRole(stage === LOCAL_STAGE ? [] : clients, { service, stage }) };
-  if (stage === LOCAL_STAGE || clients.length === 0) return { Resources: role };
+  const role = { [IDS.role]: dispatcherRole(clients, { service, stage }) };
+  if (clients.length === 0) return { Resources: role };
   return {
     Resources: {
       ...role,

@@ -1,23 +1,26 @@
 /**
- * The delivery side of `npm start`: built-in SAP and Salesforce sandboxes unless ERP_BASE_URL / CRM_BASE_URL
- * are set, the records still `accepted` queued again, and a poller per queue that invokes the worker handler
- * as the Lambda event source would (batch size, batching window, concurrency and visibility as serverless.yml
- * deploys them), the queue serving the clients fairly as SQS fair queues do (local/fairQueue.ts), and at most one
- * batch per probe period for a held downstream, alone in flight.
+ * The functions of `npm start` that AWS invokes from queues and schedules (the HTTP ones are serverless-offline's):
+ * built-in SAP and Salesforce sandboxes unless ERP_BASE_URL / CRM_BASE_URL are set, the records still `accepted`
+ * queued again, a poller per SQS event source of serverless.yml that invokes the function's own handler as the
+ * Lambda event source would (batch size, batching window, concurrency and visibility as serverless.yml deploys
+ * them: the delivery workers and the webhook dispatcher), the queue serving the clients fairly as SQS fair queues do
+ * (local/emulators/fauxqs/fairQueue.ts), at most one batch per probe period for a held downstream, alone in flight, and a timer per
+ * schedule event invoking its function's handler (the reconciler).
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { reconcileOpenRecords } from '../lib/reconcile/reconcile.ts';
-import { runReconciler } from '../lib/reconcile/reconcilerRun.ts';
 import { positiveInteger } from '../lib/settings/parsers.ts';
 import { outageSettings } from '../lib/settings/settings.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../sandbox/sapSandbox.ts';
 import { localClientConfig } from './aws.ts';
+import { type LocalSource, localFunctionSources } from './functionSources.ts';
 import { loadHandler } from './handlerEntry.ts';
 import { cachedHoldStates, holdGate } from './holdGate.ts';
 import { startPoller } from './queuePoller.ts';
+import { type ScheduledHandler, startSchedule } from './schedule.ts';
 import type { SqsHandler } from './sqsBatch.ts';
 import type { LocalStack } from './stack.ts';
 import { startTtlSweeper } from './ttlSweeper.ts';
@@ -51,46 +54,6 @@ const startSandboxes = async (): Promise<{ sap?: SapSandbox; salesforce?: Salesf
 };
 
 /**
- * The reconciler as the scheduled function runs on AWS, every RECONCILE_INTERVAL_SECONDS (default 60) here: the
- * same run (lib/reconcile/reconcilerRun.ts), reported as lines of the runner's output.
- */
-const startReconciler = () => {
-  const seconds = positiveInteger('RECONCILE_INTERVAL_SECONDS', process.env.RECONCILE_INTERVAL_SECONDS, 60);
-  let running: Promise<void> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = running.then(async () => {
-      try {
-        const { reconciled, events, purge } = await runReconciler();
-        if ('error' in events) log(`reconciler: events: ${messageOf(events.error)}`);
-        else if (events.published > 0)
-          log(`reconciler: published ${events.published} state change(s) a worker had left unpublished`);
-        if ('error' in purge) log(`reconciler: purge: ${messageOf(purge.error)}`);
-        else {
-          const removed = purge.purged.salesRegistration + purge.purged.caseRecord;
-          if (removed > 0) log(`reconciler: removed the personal data of ${removed} settled record(s)`);
-        }
-        if ('error' in reconciled) log(`reconciler: queue again: ${messageOf(reconciled.error)}`);
-        else {
-          const probes = reconciled.probes.salesRegistration + reconciled.probes.caseRecord;
-          const count = reconciled.requeued.salesRegistration + reconciled.requeued.caseRecord - probes;
-          if (count > 0) log(`reconciler: queued again ${count} record(s) nobody had queued in time`);
-          if (probes > 0) log(`reconciler: queued ${probes} record(s) of a held downstream for its probe`);
-        }
-      } catch (error) {
-        log(`reconciler: ${messageOf(error)}`);
-      }
-    });
-  }, seconds * 1000);
-  timer.unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await running;
-    },
-  };
-};
-
-/**
  * The worker's AWS endpoints when LOCAL_DELIVERY_PROXY_SQS / _DYNAMODB / _EVENTBRIDGE name a fault proxy (npm run
  * soak); empty otherwise.
  *
@@ -105,6 +68,21 @@ export const deliveryProxies = (env: NodeJS.ProcessEnv): Record<string, string> 
   ...(env.LOCAL_DELIVERY_PROXY_EVENTBRIDGE
     ? { AWS_ENDPOINT_URL_EVENTBRIDGE: env.LOCAL_DELIVERY_PROXY_EVENTBRIDGE }
     : {}),
+});
+
+/** The delivery queues' downstreams: their pollers hold back while it is held (local/holdGate.ts). */
+const holdOfQueue: Record<string, 'erp' | 'crm'> = { SalesRegistrationQueue: 'erp', CaseQueue: 'crm' };
+
+/** A source as runner.json lists it: the function, its handler, and what invokes it. */
+const describeSource = (source: LocalSource) => ({
+  functionName: source.functionName,
+  handler: source.handler,
+  invokedBy:
+    source.kind === 'http'
+      ? `serverless-offline ${source.method} ${source.path}`
+      : source.kind === 'sqs'
+        ? `poller ${source.queueId}`
+        : `schedule every ${source.rateSeconds} s`,
 });
 
 /**
@@ -124,8 +102,23 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
   const { requeued } = await reconcileOpenRecords({ everyOpenRecord: true });
   const count = requeued.salesRegistration + requeued.caseRecord;
   if (count > 0) log(`queued again ${count} record(s) still accepted from the last run`);
-  const reconciler = startReconciler();
   const ttlSweeper = startTtlSweeper({ log });
+
+  const { sources, unserved } = localFunctionSources(stack.config);
+  if (unserved.length > 0)
+    throw new Error(
+      `npm start cannot invoke ${unserved.map((u) => `${u.functionName} (${u.event}: ${u.why})`).join('; ')}`,
+    );
+  // The workers' settings here are the runner's (the sandboxes' credentials, which the template's `_PARAMETER`
+  // names would replace); every other function gets its environment as serverless.yml resolves it, where this
+  // process sets none (they share it, as the functions share no setting with different values).
+  for (const source of sources) {
+    if (source.kind === 'http' || (source.kind === 'sqs' && source.queueId in holdOfQueue)) continue;
+    for (const [name, value] of Object.entries(
+      stack.config.functions?.[source.functionName]?.environment ?? {},
+    ))
+      if (process.env[name] === undefined && typeof value !== 'object') process.env[name] = String(value);
+  }
 
   const sqs = new SQSClient({
     ...localClientConfig(proxies.AWS_ENDPOINT_URL_SQS ?? stack.sqsEndpoint),
@@ -136,34 +129,40 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
   // Both holds in one read, at most once per the workers' own cache time (and at least a second apart).
   const hold = outageSettings();
   const states = cachedHoldStates(Math.max(1, hold.cacheSeconds) * 1000);
-  const deliveryQueues = [
-    ['SalesRegistrationQueue', 'erp'],
-    ['CaseQueue', 'crm'],
-  ] as const;
+  const queued = sources.filter((source) => source.kind === 'sqs');
   // Batch size, window, concurrency and the function's handler as serverless.yml gives the event source on AWS.
-  const sources = await Promise.all(
-    deliveryQueues.map(async ([queueId]) => {
-      const source = stack.eventSources[queueId];
-      if (!source) throw new Error(`serverless.yml: no sqs event source reads ${queueId}`);
-      return { source, handler: await loadHandler<SqsHandler>(source.handler) };
-    }),
-  );
-  const pollers = deliveryQueues.map(([queueId, downstream], index) => {
-    const queue = stack.queues[queueId];
-    const { source, handler } = sources[index];
+  const handlers = await Promise.all(queued.map((source) => loadHandler<SqsHandler>(source.handler)));
+  const pollers = queued.map((source, index) => {
+    const queue = stack.queues[source.queueId];
+    const downstream = holdOfQueue[source.queueId];
     return startPoller({
       sqs,
       queueUrl: queue.url,
-      handler,
+      handler: handlers[index],
       functionName: source.functionName,
-      batchSize: source.batchSize,
-      batchingWindowSeconds: source.batchingWindowSeconds,
-      maximumConcurrency: source.maximumConcurrency,
-      gate: holdGate({ downstream, probeSeconds: hold.probeSeconds, states }),
-      onError: (error) =>
-        log(`poller ${queue.name}: ${error instanceof Error ? error.message : String(error)}`),
+      batchSize: source.settings.batchSize,
+      batchingWindowSeconds: source.settings.batchingWindowSeconds,
+      maximumConcurrency: source.settings.maximumConcurrency,
+      ...(downstream ? { gate: holdGate({ downstream, probeSeconds: hold.probeSeconds, states }) } : {}),
+      onError: (error) => log(`poller ${queue.name}: ${messageOf(error)}`),
     });
   });
+  const scheduled = sources.filter((source) => source.kind === 'schedule');
+  const schedules = await Promise.all(
+    scheduled.map(async (source) =>
+      startSchedule({
+        functionName: source.functionName,
+        handler: await loadHandler<ScheduledHandler>(source.handler),
+        // RECONCILE_INTERVAL_SECONDS (local only): sooner than the template's rate, for tests and the soak.
+        seconds: positiveInteger(
+          'RECONCILE_INTERVAL_SECONDS',
+          process.env.RECONCILE_INTERVAL_SECONDS,
+          source.rateSeconds,
+        ),
+        onError: (error) => log(`${source.functionName}: ${messageOf(error)}`),
+      }),
+    ),
+  );
 
   // For `npm run redrive`, which talks to this process's queue.
   const runnerFile = join(stack.dataDir, 'runner.json');
@@ -177,11 +176,13 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
       webhookReceiverUrl: stack.webhookReceiverUrl,
       env: stack.env,
       queues: stack.queues,
+      // How this run invokes each function of serverless.yml (tests/local/functionSources.test.ts reads it).
+      functions: sources.map(describeSource),
     }),
   );
 
   return async () => {
-    await Promise.all([reconciler.stop(), ttlSweeper.stop()]);
+    await Promise.all([...schedules.map((schedule) => schedule.stop()), ttlSweeper.stop()]);
     await Promise.all(pollers.map((p) => p.stop()));
     sqs.destroy();
     await Promise.all([sandboxes.sap?.stop(), sandboxes.salesforce?.stop(), rm(runnerFile, { force: true })]);

@@ -1,67 +1,62 @@
 /**
- * The local EventBridge: an HTTP server on 127.0.0.1 answering PutEvents (JSON 1.1 protocol, as the service's
- * EventBridge client sends it with AWS_ENDPOINT_URL_EVENTBRIDGE pointing here) with the one rule the stack
- * deploys per client: `Record state changed` events of `dealer-gateway` whose `detail.client` has a webhook go to
- * that webhook. Each such delivery is on disk before PutEvents answers and is resumed after a restart.
+ * The local EventBridge: answers PutEvents (AWS_ENDPOINT_URL_EVENTBRIDGE points here) and, as EventBridge does,
+ * sends each event matching one of the stack's rules to the rule's targets: the rules are serverless.yml's own
+ * (`AWS::Events::Rule`, e.g. deploy/webhooks.cjs's rule to the webhook queue), their targets the local queues. An
+ * event is in its target queue before PutEvents answers; one that matches no rule is accepted and dropped.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../lib/events/constants.ts';
-import type { WebhookSwitch } from '../lib/webhooks/disabledWebhooks.ts';
-import type { WebhookSecrets } from '../lib/webhooks/secrets.ts';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { localClientConfig } from './aws.ts';
+import { AwsJsonError, startAwsJsonServer } from './awsJsonServer.ts';
+import { type EventPattern, matchesPattern } from './eventPattern.ts';
 import { localRegion } from './project.ts';
-import {
-  createWebhookDispatcher,
-  stderrLog,
-  type WebhookDispatcher,
-  type WebhookLog,
-  type WebhookRoute,
-} from './webhookDispatcher.ts';
-import { fileWebhookSwitch } from './webhookFlags.ts';
-import { type WebhookRetrySettings, webhookRetrySettings } from './webhookRetry.ts';
-import { watchedWebhookSecrets } from './webhookSecrets.ts';
-import { type EventEnvelope, openWebhookStore, type WebhookStore } from './webhookStore.ts';
 
 /** The account every local ARN and envelope names. */
 export const LOCAL_ACCOUNT = '000000000000';
 /** PutEvents takes at most 10 entries a request. */
 const MAX_ENTRIES = 10;
-const MAX_BODY_BYTES = 1024 * 1024;
-const JSON_11 = 'application/x-amz-json-1.1';
+
+/** An event as EventBridge hands it to a target (the body of the message it puts on a target queue). */
+export interface EventEnvelope {
+  version: '0';
+  id: string;
+  'detail-type': string;
+  source: string;
+  account: string;
+  time: string;
+  region: string;
+  resources: string[];
+  detail: Record<string, unknown>;
+}
+
+/** A rule of the stack, its targets resolved to local queues. */
+export interface LocalRule {
+  /** The rule's logical id (for messages). */
+  name: string;
+  /** The bus it is on. */
+  bus: string;
+  pattern: EventPattern;
+  /** The URLs of the local queues it sends to. */
+  queueUrls: string[];
+}
 
 export interface LocalEventBusOptions {
-  /** Pending and dead deliveries live under `<dataDir>/webhooks/`. */
-  dataDir: string;
   /** The bus names (or ARNs' names) PutEvents entries may name; others fail per entry. */
   busNames?: string[];
-  /** The client's webhook; undefined when it declares none (its events match no rule). */
-  routeOf: (client: string) => WebhookRoute | undefined;
-  /** The client's webhook secrets now; default: `<dataDir>/webhook-secrets.json` as it stands. */
-  secretsOf?: (client: string) => WebhookSecrets | undefined;
-  /** Disabled webhooks; default: `<dataDir>/webhook-disabled.json`. */
-  flags?: WebhookSwitch;
-  /** For tests: the signatures' and rotation window's clock. */
-  now?: () => number;
-  /** For tests: the jitter's random source. */
-  random?: () => number;
   region?: string;
-  settings?: WebhookRetrySettings;
-  log?: WebhookLog;
   /** Default 0: any free port. */
   port?: number;
+  /** Why a request failed unexpectedly (default: stderr). */
+  onError?: (error: unknown) => void;
 }
 
 export interface LocalEventBus {
   /** http://127.0.0.1:<port>: the value of AWS_ENDPOINT_URL_EVENTBRIDGE. */
   url: string;
-  store: WebhookStore;
-  dispatcher: WebhookDispatcher;
   /** Sets the bus names entries may name (the stack's buses, known once serverless.yml is resolved). */
   answerTo(names: string[]): void;
-  /** Pending deliveries found on disk at start, now scheduled again. */
-  resumed: number;
-  /** Stops answering and delivering; what is pending stays on disk for the next start. */
+  /** Sets the rules (serverless.yml's, once its queues exist) and the SQS endpoint their queues are on. */
+  route(rules: LocalRule[], sqsEndpoint: string): void;
   stop(): Promise<void>;
 }
 
@@ -103,72 +98,38 @@ const parseDetail = (detail: unknown): Record<string, unknown> | undefined => {
   }
 };
 
-const readBody = async (req: IncomingMessage): Promise<string | undefined> => {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-};
-
-const answer = (res: ServerResponse, status: number, body: unknown) => {
-  res.writeHead(status, { 'content-type': JSON_11, 'x-amzn-requestid': randomUUID() });
-  res.end(JSON.stringify(body));
-};
-
-/** A JSON 1.1 protocol error, as the SDK parses it (`__type`, `message`). */
-const fault = (res: ServerResponse, status: number, type: string, message: string) =>
-  answer(res, status, { __type: type, message });
-
 /**
- * Starts the local event bus and resumes the deliveries a previous run left pending in `dataDir`.
+ * Starts the local event bus; it routes nothing until `route` gives it the stack's rules.
  *
  * @example
- * const bus = await startLocalEventBus({ dataDir: '.data', busNames: ['dealer-gateway-local'], routeOf, secretsOf, flags });
- * // AWS_ENDPOINT_URL_EVENTBRIDGE=bus.url; PutEvents → webhooks
+ * const bus = await startLocalEventBus({ busNames: ['dealer-gateway-local'] });
+ * bus.route([{ name: 'WebhookRule', bus: 'dealer-gateway-local', pattern, queueUrls: [webhookQueueUrl] }], sqsEndpoint);
  * await bus.stop();
  */
-export const startLocalEventBus = async (options: LocalEventBusOptions): Promise<LocalEventBus> => {
+export const startLocalEventBus = async (options: LocalEventBusOptions = {}): Promise<LocalEventBus> => {
   const region = options.region ?? localRegion;
-  const log = options.log ?? stderrLog;
   let busNames = new Set(options.busNames ?? []);
-  const store = await openWebhookStore(options.dataDir);
-  const dispatcher = createWebhookDispatcher({
-    store,
-    routeOf: options.routeOf,
-    secretsOf: options.secretsOf ?? watchedWebhookSecrets(options.dataDir),
-    flags: options.flags ?? fileWebhookSwitch(options.dataDir),
-    now: options.now,
-    random: options.random,
-    settings: options.settings ?? webhookRetrySettings(),
-    log,
-  });
+  let rules: LocalRule[] = [];
+  let sqs: SQSClient | undefined;
 
-  /** One entry: its result, and (when a rule matches) its delivery, on disk before the answer. */
+  /** One entry: its result, once every matching rule's target queue holds it. */
   const accept = async (entry: PutEventsEntry): Promise<ResultEntry> => {
-    if (entry === null || typeof entry !== 'object') {
+    if (entry === null || typeof entry !== 'object')
       return { ErrorCode: 'InvalidArgument', ErrorMessage: 'Entry is not an object.' };
-    }
     const bus = busNameOf(entry.EventBusName);
-    if (!busNames.has(bus)) {
+    if (!busNames.has(bus))
       return { ErrorCode: 'InvalidArgument', ErrorMessage: `Event bus ${bus} does not exist.` };
-    }
     if (
       typeof entry.Source !== 'string' ||
       typeof entry.DetailType !== 'string' ||
       entry.Detail === undefined
-    ) {
+    )
       return {
         ErrorCode: 'InvalidArgument',
         ErrorMessage: 'Parameters Source, DetailType and Detail must be specified.',
       };
-    }
     const detail = parseDetail(entry.Detail);
     if (!detail) return { ErrorCode: 'MalformedDetail', ErrorMessage: 'Detail is malformed.' };
-
     const envelope: EventEnvelope = {
       version: '0',
       id: randomUUID(),
@@ -180,89 +141,62 @@ export const startLocalEventBus = async (options: LocalEventBusOptions): Promise
       resources: Array.isArray(entry.Resources) ? entry.Resources.map(String) : [],
       detail,
     };
-    // The rule of each client's webhook: this source and detail-type, detail.client = the client.
-    const client = typeof detail.client === 'string' ? detail.client : undefined;
-    const matches =
-      envelope.source === EVENT_SOURCE && envelope['detail-type'] === RECORD_STATE_CHANGED && client;
-    if (matches && options.routeOf(client)) {
-      const now = Date.now();
-      const delivery = { id: envelope.id, client, envelope, createdAt: now, attempts: 0, nextAttemptAt: now };
-      try {
-        await store.save(delivery);
-      } catch {
-        return { ErrorCode: 'InternalFailure', ErrorMessage: 'The event could not be stored.' };
-      }
-      dispatcher.enqueue(delivery);
+    const queueUrls = rules
+      .filter((rule) => rule.bus === bus && matchesPattern(rule.pattern, envelope))
+      .flatMap((rule) => rule.queueUrls);
+    try {
+      const client = sqs;
+      await Promise.all(
+        queueUrls.map((QueueUrl) =>
+          client?.send(new SendMessageCommand({ QueueUrl, MessageBody: JSON.stringify(envelope) })),
+        ),
+      );
+    } catch {
+      // EventBridge would retry its target for a day; here the publisher is told, and its outbox keeps the event.
+      return { ErrorCode: 'InternalFailure', ErrorMessage: 'The event could not be sent to its target.' };
     }
-    // No rule matches (no webhook): accepted and dropped, as on AWS.
     return { EventId: envelope.id };
   };
 
-  const server = createServer(async (req, res) => {
-    try {
-      const body = await readBody(req);
-      if (req.method !== 'POST' || (req.url ?? '/').split('?')[0] !== '/') {
-        return fault(res, 404, 'UnknownOperationException', 'The local event bus answers POST / only.');
-      }
-      if (body === undefined) return fault(res, 413, 'ValidationException', 'Request too large.');
-      const target = req.headers['x-amz-target'];
-      if (target !== 'AWSEvents.PutEvents') {
-        return fault(
-          res,
-          400,
-          'UnknownOperationException',
-          `Operation ${String(target)} is not supported locally.`,
-        );
-      }
-      let request: { Entries?: unknown };
-      try {
-        request = JSON.parse(body) as { Entries?: unknown };
-      } catch {
-        return fault(res, 400, 'SerializationException', 'The request body is not JSON.');
-      }
-      const entries = request?.Entries;
-      if (!Array.isArray(entries) || entries.length < 1 || entries.length > MAX_ENTRIES) {
-        return fault(res, 400, 'ValidationException', `Entries must hold 1 to ${MAX_ENTRIES} entries.`);
-      }
-      // Written side by side (each fsync waits on the disk, not on the others); results keep the entries' order.
-      const results = await Promise.all((entries as PutEventsEntry[]).map(accept));
-      answer(res, 200, {
-        FailedEntryCount: results.filter((result) => 'ErrorCode' in result).length,
-        Entries: results,
-      });
-    } catch (error) {
-      log({
-        level: 'ERROR',
-        message: 'local event bus: request failed',
-        errorName: error instanceof Error ? error.name : typeof error,
-      });
-      if (!res.headersSent) fault(res, 500, 'InternalException', 'The local event bus failed.');
-    }
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const resumed = await dispatcher.resume();
-  if (resumed > 0)
-    log({ level: 'INFO', message: 'webhook deliveries resumed from the last run', count: resumed });
+  const server = await startAwsJsonServer(
+    'local event bus',
+    {
+      'AWSEvents.PutEvents': async (request) => {
+        const entries = request.Entries;
+        if (!Array.isArray(entries) || entries.length < 1 || entries.length > MAX_ENTRIES)
+          throw new AwsJsonError('ValidationException', `Entries must hold 1 to ${MAX_ENTRIES} entries.`);
+        // Sent side by side; results keep the entries' order.
+        const results = await Promise.all((entries as PutEventsEntry[]).map(accept));
+        return {
+          FailedEntryCount: results.filter((result) => 'ErrorCode' in result).length,
+          Entries: results,
+        };
+      },
+    },
+    {
+      port: options.port,
+      onError:
+        options.onError ??
+        ((error) =>
+          process.stderr.write(
+            `[local] event bus: ${error instanceof Error ? error.message : String(error)}\n`,
+          )),
+    },
+  );
 
   return {
-    url: `http://127.0.0.1:${port}`,
-    store,
-    dispatcher,
-    resumed,
+    url: server.url,
     answerTo(names) {
       busNames = new Set(names);
     },
+    route(next, sqsEndpoint) {
+      sqs?.destroy();
+      sqs = new SQSClient({ ...localClientConfig(sqsEndpoint), useQueueUrlAsEndpoint: false });
+      rules = next;
+    },
     async stop() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      await dispatcher.stop();
+      await server.stop();
+      sqs?.destroy();
     },
   };
 };

@@ -1,10 +1,10 @@
 /** The DynamoDB-compatible store (dynalite on LevelDB), in this process, on disk, on 127.0.0.1 only. */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { installAtomicWrites } from './atomicWrites.ts';
+import { installAtomicWrites } from './emulators/dynalite/atomicWrites.ts';
 import { type LockOptions, lockDataDir } from './dataDirLock.ts';
-import { createDynalite } from './dynaliteInternals.ts';
-import { repairIndexes } from './indexRepair.ts';
+import { createDynalite } from './emulators/dynalite/dynaliteInternals.ts';
+import { repairIndexes } from './emulators/dynalite/indexRepair.ts';
 
 export interface LocalStoreServer {
   /** e.g. http://127.0.0.1:41235 */

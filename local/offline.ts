@@ -6,8 +6,8 @@ import { localStage, oslsScript, projectRoot } from './project.ts';
 
 const guard = new URL('./orphanGuard.ts', import.meta.url).href;
 const warmPool = new URL('./warmPool.ts', import.meta.url).href;
-// The body as API Gateway hands it to the handlers: the text as received (local/rawBody.ts says why).
-const rawBody = new URL('./rawBody.ts', import.meta.url).href;
+// The body as API Gateway hands it to the handlers: the text as received (local/emulators/serverlessOffline/rawBody.ts says why).
+const rawBody = new URL('./emulators/serverlessOffline/rawBody.ts', import.meta.url).href;
 const outputLimit = 64 * 1024;
 
 export interface OfflineExit {

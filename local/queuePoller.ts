@@ -3,7 +3,7 @@
  * within the batching window), invoke the worker handler once with real SQS event records, delete the messages it did not report in `batchItemFailures`, and leave
  * everything when the handler throws (a whole-batch failure). Failed messages come back when their visibility
  * ends, exactly as on AWS, and go to the dead-letter queue after maxReceiveCount receives. The clients are served
- * fairly by the queue itself, as on AWS (local/fairQueue.ts): a receive answers a quiet client's messages before
+ * fairly by the queue itself, as on AWS (local/emulators/fauxqs/fairQueue.ts): a receive answers a quiet client's messages before
  * those of a client with more than its share in flight.
  */
 import type { Message } from '@aws-sdk/client-sqs';

@@ -12,6 +12,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { localClientConfig } from './aws.ts';
+import type { LocalRule } from './eventBus.ts';
+import { checkEventPattern } from './eventPattern.ts';
 import { localRegion } from './project.ts';
 import type { CfnResource, ResolvedServerlessConfig } from './serverlessConfig.ts';
 
@@ -39,6 +41,8 @@ export interface LocalResources {
   tables: Record<string, LocalTable>;
   /** By CloudFormation logical id, e.g. `EventBus`. */
   buses: Record<string, LocalBus>;
+  /** The enabled EventBridge rules (`AWS::Events::Rule`), their targets the local queues, for the local bus. */
+  rules: LocalRule[];
   /**
    * provider.environment variables whose value is a CloudFormation reference (`{Ref: X}`,
    * `{Fn::GetAtt: [X, Arn]}`), resolved to the local resource, e.g. SALES_REGISTRATION_QUEUE_URL.
@@ -56,7 +60,44 @@ export async function createLocalResources(
     createTables(resources, endpoints.dynamodb),
   ]);
   const buses = localBuses(resources);
-  return { queues, tables, buses, env: environmentReferences(config, { queues, tables, buses }) };
+  return {
+    queues,
+    tables,
+    buses,
+    rules: localRules(resources, { queues, tables, buses }),
+    env: environmentReferences(config, { queues, tables, buses }),
+  };
+}
+
+/**
+ * The stack's enabled rules as the local bus routes them. A target that is no local queue fails loudly: npm start
+ * would otherwise drop what AWS delivers.
+ */
+function localRules(
+  resources: Record<string, CfnResource>,
+  local: Pick<LocalResources, 'queues' | 'tables' | 'buses'>,
+): LocalRule[] {
+  const rules: LocalRule[] = [];
+  for (const [id, { Type, Properties = {} }] of Object.entries(resources)) {
+    if (Type !== 'AWS::Events::Rule' || Properties.State === 'DISABLED') continue;
+    const bus =
+      Properties.EventBusName === undefined
+        ? 'default'
+        : resolveIntrinsic(Properties.EventBusName, local, `${id}.EventBusName`);
+    const queueUrls = ((Properties.Targets ?? []) as { Arn?: unknown }[]).map((target, index) => {
+      const arn = resolveIntrinsic(target.Arn, local, `${id}.Targets[${index}].Arn`);
+      const queue = Object.values(local.queues).find((candidate) => candidate.arn === arn);
+      if (!queue) throw new Error(`${id}.Targets[${index}]: ${String(arn)} is no local queue`);
+      return queue.url;
+    });
+    rules.push({
+      name: id,
+      bus: String(bus),
+      pattern: checkEventPattern(Properties.EventPattern, `${id}.EventPattern`),
+      queueUrls,
+    });
+  }
+  return rules;
 }
 
 /** The stack's event buses by logical id, named as on AWS (their Name property). */

@@ -17,7 +17,7 @@ export interface ResolvedServerlessConfig {
   service: string;
   provider: { region?: string; environment?: Record<string, unknown> };
   resources?: { Resources?: Record<string, CfnResource> };
-  functions?: Record<string, { handler?: string; events?: unknown[] }>;
+  functions?: Record<string, { handler?: string; events?: unknown[]; environment?: Record<string, unknown> }>;
 }
 
 /**

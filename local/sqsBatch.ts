@@ -79,7 +79,13 @@ export const SQS_RECEIVE_MAX = 10;
 /** While gathering a batch, an empty receive is tried again after this long (within the window). */
 export const GATHER_PAUSE_MS = 50;
 
-const context = (functionName = 'deliveryWorker'): Context =>
+/**
+ * The context Lambda gives an invocation of `functionName`, as far as the handlers read it.
+ *
+ * @example
+ * await handler(event, lambdaContext('reconciler'));
+ */
+export const lambdaContext = (functionName = 'deliveryWorker'): Context =>
   ({
     awsRequestId: crypto.randomUUID(),
     functionName,
@@ -176,7 +182,7 @@ export const invokeBatch = async (options: PollOptions, messages: readonly Messa
   const records = messages.map((m) => toRecord(m, arn, options.region ?? 'eu-west-1'));
   let failedIds: Set<string>;
   try {
-    const response = await handler({ Records: records }, context(options.functionName));
+    const response = await handler({ Records: records }, lambdaContext(options.functionName));
     failedIds = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
   } catch {
     // The whole batch failed: Lambda deletes nothing.

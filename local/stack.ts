@@ -6,15 +6,23 @@
 import { writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { localCredentials } from './aws.ts';
+import { assertPatchedVersions } from './emulators/versionGate.ts';
 import { type EventSourceSettings, eventSourcesOf } from './eventSources.ts';
 import { type LocalQueueServer, startLocalQueue } from './localQueue.ts';
 import { type LocalStoreServer, startLocalStore } from './localStore.ts';
 import { describeExit, type OfflineProcess, startOffline } from './offline.ts';
 import { freePorts, waitForHttp, waitForPortFree } from './ports.ts';
 import { binDir, defaultDataDir, localRegion } from './project.ts';
-import { createLocalResources, type LocalQueue, type LocalTable, predictLocalEnv } from './resources.ts';
+import {
+  createLocalResources,
+  type LocalQueue,
+  type LocalResources,
+  type LocalTable,
+  predictLocalEnv,
+} from './resources.ts';
 import {
   printServerlessConfig,
+  type ResolvedServerlessConfig,
   readCachedServerlessConfig,
   writeCachedServerlessConfig,
 } from './serverlessConfig.ts';
@@ -70,6 +78,8 @@ export interface LocalStack {
   tables: Record<string, LocalTable>;
   /** The worker's SQS event sources as serverless.yml declares them, by queue logical id (batch size, window). */
   eventSources: Record<string, EventSourceSettings>;
+  /** serverless.yml as resolved for this run (`osls print`). */
+  config: ResolvedServerlessConfig;
   /** serverless-offline's pid (the leader of its own process group). */
   offlinePid: number;
   /** Resolves, with the reason, if serverless-offline exits by itself (not through `stop()`). */
@@ -87,6 +97,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const dataDir = options.dataDir ?? defaultDataDir();
   const { signal } = options;
   signal?.throwIfAborted();
+  // Before anything starts: the emulators' patches were written for exact versions (local/emulators/README.md).
+  assertPatchedVersions();
 
   let queue: LocalQueueServer | undefined;
   let store: LocalStoreServer | undefined;
@@ -152,7 +164,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       storeStarting.then((server) => (store = server)),
       freePorts(requestedPort === 0 ? 3 : 2),
       readCachedServerlessConfig(),
-      // Once the data directory is ours: the bus resumes the webhook deliveries the last run left pending there.
+      // Once the data directory is ours: the webhook secrets live there.
       dataDirLocked.then(() => startLocalWebhooks({ dataDir })).then((started) => (webhooks = started)),
       requestedPort === 0 ? undefined : dataDirLocked.then(() => waitForPortFree(requestedPort, { signal })),
     ] as const);
@@ -210,8 +222,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       sqs: queueServer.endpoint,
       dynamodb: storeServer.endpoint,
     });
+    // The queues the bus's rules feed hold what nothing else keeps (unlike the delivery queues, filled again from
+    // the store at every start): on disk, with what the last run left there, before the bus sends them anything.
+    queueServer.keepOnDisk(durableQueueNames(config, resources), join(dataDir, 'sqs'));
     timing('queues and tables');
     localWebhooks.bus.answerTo(Object.values(resources.buses).map((bus) => bus.name));
+    localWebhooks.bus.route(resources.rules, queueServer.endpoint);
+    const secretsPrefix = Object.values(config.functions ?? {})
+      .map((fn) => fn.environment?.WEBHOOK_SECRETS_PREFIX)
+      .find((prefix) => typeof prefix === 'string');
+    if (typeof secretsPrefix === 'string') localWebhooks.useSecretsPrefix(secretsPrefix);
     signal?.throwIfAborted();
     const env = localEnv(resources.env);
     if (!child || !guessed || !sameEntries(guessed, resources.env)) {
@@ -265,6 +285,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       queues: resources.queues,
       tables: resources.tables,
       eventSources: eventSourcesOf(config),
+      config,
       offlinePid: running.pid,
       crashed: crashedUnlessStopped,
       stop,
@@ -295,6 +316,21 @@ function apiProxyEnv(env: NodeJS.ProcessEnv): Record<string, string> {
     ...(env.LOCAL_API_PROXY_SQS ? { AWS_ENDPOINT_URL_SQS: env.LOCAL_API_PROXY_SQS } : {}),
     ...(env.LOCAL_API_PROXY_DYNAMODB ? { AWS_ENDPOINT_URL_DYNAMODB: env.LOCAL_API_PROXY_DYNAMODB } : {}),
   };
+}
+
+/** The rules' target queues and their dead-letter queues, by name. */
+function durableQueueNames(config: ResolvedServerlessConfig, resources: LocalResources): string[] {
+  const targets = Object.entries(resources.queues).filter(([, queue]) =>
+    resources.rules.some((rule) => rule.queueUrls.includes(queue.url)),
+  );
+  const deadLetters = targets.flatMap(([id]) => {
+    const policy = config.resources?.Resources?.[id]?.Properties?.RedrivePolicy as
+      | { deadLetterTargetArn?: { 'Fn::GetAtt'?: [string, string] } }
+      | undefined;
+    const deadLetterId = policy?.deadLetterTargetArn?.['Fn::GetAtt']?.[0];
+    return deadLetterId && resources.queues[deadLetterId] ? [resources.queues[deadLetterId].name] : [];
+  });
+  return [...targets.map(([, queue]) => queue.name), ...deadLetters];
 }
 
 function hasDeliveryProxy(env: NodeJS.ProcessEnv): boolean {

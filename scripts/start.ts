@@ -57,8 +57,15 @@ starting = startLocalStack({
   dataDir,
   signal: startup.signal,
   // Offline runs the TypeScript handlers themselves (not the bundles) and checks keys against the local file; the
-  // intake derives content ids with the local stage's key.
-  env: { HANDLER_CODE: 'typescript', API_KEYS_FILE: localKeys.file, CONTENT_ID_KEY: contentIdKey },
+  // intake derives content ids with the local stage's key. A failing webhook is tried again within seconds here
+  // (AWS: from a minute up to 6 h apart), as many times.
+  env: {
+    HANDLER_CODE: 'typescript',
+    API_KEYS_FILE: localKeys.file,
+    CONTENT_ID_KEY: contentIdKey,
+    WEBHOOK_RETRY_BASE_SECONDS: process.env.WEBHOOK_RETRY_BASE_SECONDS ?? '1',
+    WEBHOOK_RETRY_CAP_SECONDS: process.env.WEBHOOK_RETRY_CAP_SECONDS ?? '60',
+  },
   // Delivery: sandboxes, re-queueing of records still `accepted`, and the worker pollers.
   onStarted: startLocalDelivery,
 });

@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { type AttributeValue, DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { fieldClass } from '../lib/privacy/fieldClassification.ts';
 import { localClientConfig } from '../local/aws.ts';
-import { openWebhookStore } from '../local/webhookStore.ts';
+import { readQueuesOnDisk } from '../local/emulators/fauxqs/durableQueues.ts';
+import type { EventEnvelope } from '../local/eventBus.ts';
 import type { SoakRecord } from './workload.ts';
 
 /** The settled states a `Record state changed` event announces (`accepted` comes only from a redrive). */
@@ -355,19 +356,36 @@ export const settledOf = (records: StoredStatus[], owners: Set<string>): Map<str
       .map((record) => [record.id, record.status]),
   );
 
-/** The local bus's deliveries not (yet) acknowledged by a webhook: pending and dead, as hooks. */
-export const deliveriesOnBus = async (dataDir: string): Promise<ReceivedHook[]> => {
-  const store = await openWebhookStore(dataDir);
-  const [pending, dead] = await Promise.all([store.pending(), store.dead()]);
-  return [...pending, ...dead].map((delivery) => ({
-    client: delivery.client,
-    event: delivery.envelope as ReceivedHook['event'],
+/** An event still on the webhook queue or its dead-letter queue (npm start keeps both on disk). */
+interface QueuedEvent {
+  client: string;
+  envelope: EventEnvelope;
+  receives: number;
+  dead: boolean;
+}
+
+/** What the webhook queue and its dead-letter queue of the npm start on `dataDir` hold now. */
+const queuedEvents = (dataDir: string): QueuedEvent[] =>
+  readQueuesOnDisk(join(dataDir, 'sqs')).map((message) => {
+    const envelope = JSON.parse(message.body) as EventEnvelope;
+    return {
+      client: String(envelope.detail.client),
+      envelope,
+      receives: message.receiveCount,
+      dead: message.queue.endsWith('-dlq'),
+    };
+  });
+
+/** The events not (yet) acknowledged by a webhook: on the webhook queue or its dead-letter queue, as hooks. */
+export const deliveriesOnBus = async (dataDir: string): Promise<ReceivedHook[]> =>
+  queuedEvents(dataDir).map((queued) => ({
+    client: queued.client,
+    event: queued.envelope as unknown as ReceivedHook['event'],
   }));
-};
 
 /**
- * Where each missing event may be stuck: the record's state and outbox now, and the local bus's pending and dead
- * deliveries of it (files under `<dataDir>/webhooks/`). One line per record, at most `limit`.
+ * Where each missing event may be stuck: the record's state and outbox now, and its messages on the webhook queue
+ * and its dead-letter queue (kept under `<dataDir>/sqs/`). One line per record, at most `limit`.
  */
 export const diagnoseMissing = async (
   dataDir: string,
@@ -375,12 +393,13 @@ export const diagnoseMissing = async (
   received: ReceivedHook[],
   limit = 10,
 ): Promise<string[]> => {
-  const store = await openWebhookStore(dataDir);
-  const [pending, dead] = await Promise.all([store.pending(), store.dead()]);
-  const onBus = (list: typeof pending, id: string) =>
+  const queued = queuedEvents(dataDir);
+  const pending = queued.filter((event) => !event.dead);
+  const dead = queued.filter((event) => event.dead);
+  const onBus = (list: QueuedEvent[], id: string) =>
     list
-      .filter((delivery) => delivery.envelope.detail.recordId === id)
-      .map((delivery) => `${String(delivery.envelope.detail.state)} (${delivery.attempts} attempts)`);
+      .filter((event) => event.envelope.detail.recordId === id)
+      .map((event) => `${String(event.envelope.detail.state)} (${event.receives} receives)`);
   const lines: string[] = [];
   for (const [id, state] of [...missing].slice(0, limit)) {
     const record = await withStore(dataDir, async (dynamo, table) => {
@@ -402,7 +421,7 @@ export const diagnoseMissing = async (
     lines.push(
       `${id} final ${state} (store: ${record?.status?.S ?? 'unreadable'}, updated ${record?.updatedAt?.S ?? '-'}); ` +
         `outbox [${outbox.join(',')}]${record?.eventsDueAt?.S ? ` due ${record.eventsDueAt.S}` : ''}; ` +
-        `bus pending [${onBus(pending, id).join(',')}], dead [${onBus(dead, id).join(',')}]; ` +
+        `webhook queue [${onBus(pending, id).join(',')}], dead letters [${onBus(dead, id).join(',')}]; ` +
         `received [${arrived.join(',')}]`,
     );
   }

@@ -57,6 +57,16 @@ export const webhookRotationHours: Setting<number> = setting((env) =>
   positiveInteger('WEBHOOK_ROTATION_HOURS', env.WEBHOOK_ROTATION_HOURS, 24),
 );
 
+/**
+ * When a failing webhook is tried again (lib/webhooks/retrySchedule.ts, for 3 days): the first window
+ * (`WEBHOOK_RETRY_BASE_SECONDS`, default 60) doubling up to the longest (`WEBHOOK_RETRY_CAP_SECONDS`, default 6 h),
+ * in ms. The tries are counted by the queue's receives (its maxReceiveCount, serverless.yml custom.webhooks).
+ */
+export const webhookRetryWindows: Setting<{ baseMs: number; capMs: number }> = setting((env) => ({
+  baseMs: positiveInteger('WEBHOOK_RETRY_BASE_SECONDS', env.WEBHOOK_RETRY_BASE_SECONDS, 60) * 1000,
+  capMs: positiveInteger('WEBHOOK_RETRY_CAP_SECONDS', env.WEBHOOK_RETRY_CAP_SECONDS, 21_600) * 1000,
+}));
+
 /** Where the API keys are: a Secrets Manager secret (`API_KEYS_SECRET`, AWS) or a JSON file (`API_KEYS_FILE`, local). */
 export interface ApiKeysSource {
   secret?: string;

@@ -11,7 +11,7 @@ import { sqsClient } from '../aws/clients.ts';
 import { ChangeMessageVisibilityCommand } from '../aws/jsonProtocol/sqs.ts';
 import { errorSummary, logger } from '../observability/logger.ts';
 import { metrics } from '../observability/metrics.ts';
-import { webhookQueueUrl, webhookSecretsPrefix } from '../settings/settings.ts';
+import { webhookQueueUrl, webhookRetryWindows, webhookSecretsPrefix } from '../settings/settings.ts';
 import { loadAwsWebhookSecrets } from './awsSecrets.ts';
 import { tableWebhookSwitch, type WebhookSwitch } from './disabledWebhooks.ts';
 import {
@@ -22,6 +22,7 @@ import {
   WebhookRetryLater,
 } from './dispatch.ts';
 import { createRateLimiter } from './rateLimit.ts';
+import { WEBHOOK_RETRY_SCHEDULE } from './retrySchedule.ts';
 import { rotationWindowMs } from './secrets.ts';
 
 /** A try that failed for good (no retry left): the message stays, and its next receive moves it to the DLQ. */
@@ -65,6 +66,7 @@ export const createWebhookDispatcher = (overrides: Partial<DispatchDependencies>
       flags,
       limiter,
       rotationWindowMs: rotationWindowMs(),
+      schedule: { ...WEBHOOK_RETRY_SCHEDULE, ...webhookRetryWindows() },
       retryIn: async (record, seconds) => {
         await sqsClient().send(
           new ChangeMessageVisibilityCommand({

@@ -86,15 +86,18 @@ describe('deploy/webhooks.cjs', () => {
     );
   });
 
-  it('generates only the role when no client has a webhook, and for npm start (stage local)', () => {
+  it('generates only the role when no client has a webhook, and the rule for npm start (stage local) too', () => {
+    // Prepare
     const none = structuredClone(config);
     for (const client of none.clients) delete client.webhook;
     const local = threeClients();
     local.clients[0].webhook = { url: 'http://localhost:4010/hooks' };
-    expect(Object.keys(webhooks.generate(none, at).Resources)).toEqual(['WebhookDispatcherRole']);
+    // Act
+    const withoutWebhooks = webhooks.generate(none, at).Resources;
     const forLocal = webhooks.generate(local, { ...at, stage: 'local' }).Resources;
-    expect(Object.keys(forLocal)).toEqual(['WebhookDispatcherRole']);
-    expect(JSON.stringify(forLocal)).not.toContain('secretsmanager');
+    // Assess: npm start's local bus routes by the same rule to its webhook queue (local/eventBus.ts).
+    expect(Object.keys(withoutWebhooks)).toEqual(['WebhookDispatcherRole']);
+    expect(Object.keys(forLocal)).toEqual(['WebhookDispatcherRole', 'WebhookRule', 'WebhookQueuePolicy']);
   });
 
   it.each(['http://localhost:4010/hooks', 'https://127.0.0.1/hooks'])(

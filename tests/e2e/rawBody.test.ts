@@ -13,7 +13,7 @@ import { bundleFunction } from '../../tools/bundle.ts';
  * `npm start` hands a handler the body as API Gateway does: the text as received. Each body goes to both POSTs
  * through npm start over HTTP, and to the same handler bundled as deployed (scripts/bundle.ts's bundleFunction)
  * with the API Gateway event AWS would give it; both must answer alike, 400 in the operation's error shape. Before
- * local/rawBody.ts, serverless-offline parsed JSON bodies and passed `false` and `0` on as a boolean and a number
+ * local/emulators/serverlessOffline/rawBody.ts, serverless-offline parsed JSON bodies and passed `false` and `0` on as a boolean and a number
  * (500), and `"[]"` as the text `[]` (an empty array of records).
  */
 

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../lib/events/webhookEvent.ts';
 import { projectRoot } from '../../local/project.ts';
+import { readCachedServerlessConfig } from '../../local/serverlessConfig.ts';
 import { personalValues, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
 import { npmStart, type RunningService } from '../../testkit/npmStart.ts';
 
@@ -24,11 +25,11 @@ let service: RunningService;
 let receiverUrl: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'dealer-gateway-webhooks-e2e-'));
-  // Short webhook backoff, so that an event held back by a failing webhook arrives within a second of recovery.
+  // Short webhook backoff, so that an event held back by a failing webhook arrives within seconds of recovery.
   service = await npmStart({
     DATA_DIR: dir,
-    LOCAL_WEBHOOK_RETRY_BASE_MS: '200',
-    LOCAL_WEBHOOK_RETRY_CAP_MS: '1000',
+    WEBHOOK_RETRY_BASE_SECONDS: '1',
+    WEBHOOK_RETRY_CAP_SECONDS: '1',
   });
   const runner = JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8')) as {
     env: Record<string, string>;
@@ -99,6 +100,26 @@ const eventOf = async (recordId: string, state: string, timeoutMs = 10_000) => {
 };
 
 describe('npm start: a client webhook is told when its records are decided', () => {
+  it('runs every function of serverless.yml through its own handler, the dispatcher from the webhook queue', async () => {
+    // Prepare: what serverless.yml declares (the last `osls print` of this serverless.yml).
+    const config = await readCachedServerlessConfig();
+    // Act: what this npm start says it invokes (runner.json, written once everything runs).
+    const runner = JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8')) as {
+      functions: { functionName: string; handler: string; invokedBy: string }[];
+    };
+    // Assess
+    expect(config).toBeDefined();
+    for (const [name, fn] of Object.entries(config?.functions ?? {}))
+      expect(runner.functions, name).toContainEqual(
+        expect.objectContaining({ functionName: name, handler: fn.handler }),
+      );
+    expect(runner.functions).toContainEqual({
+      functionName: 'webhookDispatcher',
+      handler: 'functions/webhookDispatcher.handler',
+      invokedBy: 'poller WebhookQueue',
+    });
+  });
+
   it('gets `delivered` for a sale and `rejected` with the sandbox reason for its frame number registered again', async () => {
     // Prepare
     const frame = uniqueFrame('WH');
@@ -179,7 +200,7 @@ describe('npm start: a client webhook is told when its records are decided', () 
     expect(missedWhileDown).toBeUndefined();
     expect(left.faults[0].count).toBeLessThan(1000); // the webhook was called, and failed
     expect(arrived?.event.data).toMatchObject({ recordId: id, state: 'delivered' });
-    expect(Date.now() - recoveredAt).toBeLessThan(10_000); // retries at most 1 s apart here
+    expect(Date.now() - recoveredAt).toBeLessThan(10_000); // retries about 1 s apart here
   });
   it('loses no event across a restart: one held back by a failing webhook arrives after npm start starts again', async () => {
     // Prepare: the webhook fails; a sale is delivered, its event waits for the webhook.
@@ -194,7 +215,11 @@ describe('npm start: a client webhook is told when its records are decided', () 
     const before = (await received()).length;
     // Act: stop and start again on the same data directory (the new receiver has no faults).
     expect(await service.stop()).toBe(true);
-    service = await npmStart({ DATA_DIR: dir, LOCAL_WEBHOOK_RETRY_BASE_MS: '200' });
+    service = await npmStart({
+      DATA_DIR: dir,
+      WEBHOOK_RETRY_BASE_SECONDS: '1',
+      WEBHOOK_RETRY_CAP_SECONDS: '1',
+    });
     receiverUrl = (
       JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8')) as { env: Record<string, string> }
     ).env.LOCAL_WEBHOOK_RECEIVER_URL;

@@ -1,110 +1,61 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+/**
+ * The local EventBridge: PutEvents answered as the AWS SDK expects it, and each event matching one of the stack's
+ * rules put on the rule's target queue as EventBridge puts it there (the envelope as the message body), before the
+ * answer. The rule here is the one deploy/webhooks.cjs generates; the dispatcher that reads the queue is the real
+ * one (tests/webhooks/dispatcher.test.ts, tests/e2e/webhooks.test.ts).
+ */
+import { createRequire } from 'node:module';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClientsConfig } from '../../lib/clients/types.ts';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
 import type { RecordStateChanged } from '../../lib/events/types.ts';
-import { webhookEventOf } from '../../lib/events/webhookEvent.ts';
-import { newWebhookSecret, type WebhookSecrets } from '../../lib/webhooks/secrets.ts';
 import { type LocalEventBus, startLocalEventBus } from '../../local/eventBus.ts';
-import type { WebhookRoute } from '../../local/webhookDispatcher.ts';
-import { fileWebhookSwitch } from '../../local/webhookFlags.ts';
-import type { WebhookRetrySettings } from '../../local/webhookRetry.ts';
-import { readBody } from '../../testkit/readBody.ts';
+import { checkEventPattern, matchesPattern } from '../../local/eventPattern.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 const BUS = 'dealer-gateway-local';
-/** Short enough that retry paths run in well under a second. */
-const fast: WebhookRetrySettings = {
-  baseMs: 40,
-  capMs: 200,
-  spanMs: 60_000,
-  timeoutMs: 400,
+// The rule deploy/webhooks.cjs generates for clients a and b.
+const webhooks = createRequire(import.meta.url)('../../deploy/webhooks.cjs') as {
+  generate(
+    config: ClientsConfig,
+    at: { service: string; stage: string },
+  ): { Resources: Record<string, { Properties: { EventPattern?: unknown } }> };
 };
+const rule = webhooks.generate(
+  {
+    clients: [
+      { name: 'a', dealers: [], webhook: { url: 'http://localhost:4010/a' } },
+      { name: 'b', dealers: [], webhook: { url: 'http://localhost:4010/b' } },
+      { name: 'c', dealers: [] },
+    ],
+    browserForms: { enabled: false, allowedOrigins: [] },
+  },
+  { service: 'dealer-gateway', stage: 'local' },
+).Resources.WebhookRule;
 
-const dirs: string[] = [];
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+let aws: Awaited<ReturnType<typeof isolatedAws>>;
+let bus: LocalEventBus;
+let queueUrl: string;
+beforeAll(async () => {
+  aws = await isolatedAws();
+  queueUrl = aws.resources.queues.WebhookQueue.url;
+  bus = await startLocalEventBus({ busNames: [BUS] });
+  bus.route(
+    [
+      {
+        name: 'WebhookRule',
+        bus: BUS,
+        pattern: checkEventPattern(rule.Properties.EventPattern),
+        queueUrls: [queueUrl],
+      },
+    ],
+    process.env.AWS_ENDPOINT_URL_SQS as string,
+  );
 });
 afterAll(async () => {
-  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  await bus?.stop();
 });
-const dataDir = async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'dealer-gateway-bus-'));
-  dirs.push(dir);
-  return dir;
-};
-
-interface Call {
-  at: number;
-  headers: IncomingHttpHeaders;
-  raw: string;
-  body: Record<string, unknown>;
-}
-/** A real webhook: records each call, answers what `respond` says (a number: that status; 'hang': nothing). */
-const startHook = async (respond: (call: Call, index: number) => number | 'hang' = () => 200) => {
-  const calls: Call[] = [];
-  const hanging: ServerResponse[] = [];
-  const server = createServer(async (req, res) => {
-    const raw = (await readBody(req)).toString();
-    const call = { at: Date.now(), headers: req.headers, raw, body: JSON.parse(raw) };
-    const answer = respond(call, calls.length);
-    calls.push(call);
-    if (answer === 'hang') hanging.push(res);
-    else res.writeHead(answer, { 'content-type': 'application/json' }).end('{}');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`;
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  cleanups.push(stop);
-  return { url, calls, stop };
-};
-
-const route = (url: string, extra: Partial<WebhookRoute> = {}): WebhookRoute => ({
-  url,
-  rateLimitPerSecond: 100,
-  ...extra,
-});
-
-/** Each client's secrets (a new one per client, made on first use; a test may set a rotation). */
-const secrets = new Map<string, WebhookSecrets>();
-const secretsOf = (client: string): WebhookSecrets => {
-  const known = secrets.get(client) ?? { current: newWebhookSecret() };
-  secrets.set(client, known);
-  return known;
-};
-
-/** Verifies a call as the client would, with the official library: the parsed body, or throws. */
-const verified = (call: Call, secret = secretsOf('a').current) =>
-  new Webhook(secret).verify(call.raw, call.headers as Record<string, string>);
-
-const startBus = async (
-  dir: string,
-  routes: Record<string, WebhookRoute>,
-  settings: Partial<WebhookRetrySettings> = {},
-) => {
-  const logs: Record<string, unknown>[] = [];
-  const bus = await startLocalEventBus({
-    dataDir: dir,
-    busNames: [BUS],
-    routeOf: (client) => routes[client],
-    secretsOf,
-    settings: { ...fast, ...settings },
-    log: (entry) => logs.push(entry),
-  });
-  cleanups.push(() => bus.stop());
-  return { bus, logs };
-};
 
 const detailOf = (client: string, recordId = `rec-${client}`): RecordStateChanged => ({
   eventId: `${recordId}:2026-11-23T00:00:00.000Z`,
@@ -129,7 +80,7 @@ const entry = (client: string, overrides: Record<string, unknown> = {}) => ({
 });
 
 /** PutEvents as the JSON 1.1 protocol sends it. */
-const putEvents = async (bus: LocalEventBus, entries: unknown[]) => {
+const putEvents = async (entries: unknown[]) => {
   const response = await fetch(bus.url, {
     method: 'POST',
     headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AWSEvents.PutEvents' },
@@ -138,81 +89,14 @@ const putEvents = async (bus: LocalEventBus, entries: unknown[]) => {
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };
 
-const until = async (condition: () => boolean | Promise<boolean>, timeoutMs = 15_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(10);
-  }
-};
-
-const files = async (dir: string) =>
-  existsSync(dir) ? (await readdir(dir)).filter((f) => f.endsWith('.json')) : [];
-
-describe('the local event bus (PutEvents → webhooks)', () => {
-  it("posts the event in the Standard Webhooks shape, signed with the client's secret, no secret in a header", async () => {
-    // Prepare
-    const hook = await startHook();
-    const { bus } = await startBus(await dataDir(), { a: route(hook.url) });
-    // Act
-    const answer = await putEvents(bus, [entry('a', { Time: 1795000000 })]);
-    await until(() => hook.calls.length === 1);
-    // Assess
-    expect(answer).toEqual({
-      status: 200,
-      body: { FailedEntryCount: 0, Entries: [{ EventId: expect.stringMatching(/^[0-9a-f-]{36}$/) }] },
-    });
-    const [call] = hook.calls;
-    expect(verified(call)).toEqual(webhookEventOf(detailOf('a')));
-    expect(call.raw).toBe(JSON.stringify(webhookEventOf(detailOf('a'))));
-    expect(call.headers['webhook-id']).toBe(detailOf('a').eventId);
-    expect(Number(call.headers['webhook-timestamp'])).toBeCloseTo(Date.now() / 1000, -2);
-    expect(call.headers['content-type']).toMatch(/^application\/json/);
-    // Negative control: another client's secret does not verify, and no header carries a secret.
-    expect(() => verified(call, secretsOf('b').current)).toThrow('No matching signature found');
-    const secretBody = secretsOf('a').current.slice('whsec_'.length);
-    expect(JSON.stringify(call.headers)).not.toContain(secretBody);
-    expect(call.headers['x-dealer-gateway-secret']).toBeUndefined();
-    await until(async () => (await files(bus.store.pendingDir)).length === 0);
-  });
-
-  it('signs with both secrets during a rotation, and with the new one alone after the window', async () => {
-    // Prepare: client r rotated 23 h ago, client s 25 h ago (window: 24 h).
-    const hook = await startHook();
-    const old = newWebhookSecret();
-    const rotated = (hoursAgo: number): WebhookSecrets => ({
-      current: newWebhookSecret(),
-      previous: old,
-      rotatedAt: new Date(Date.now() - hoursAgo * 3_600_000),
-    });
-    secrets.set('r', rotated(23));
-    secrets.set('s', rotated(25));
-    const { bus } = await startBus(await dataDir(), { r: route(`${hook.url}/r`), s: route(`${hook.url}/s`) });
-    // Act
-    await putEvents(bus, [entry('r')]);
-    await until(() => hook.calls.length === 1);
-    await putEvents(bus, [entry('s')]);
-    await until(() => hook.calls.length === 2);
-    // Assess
-    const [during, after] = hook.calls;
-    expect(String(during.headers['webhook-signature']).split(' ')).toHaveLength(2);
-    expect(verified(during, secrets.get('r')?.current)).toBeTruthy();
-    expect(verified(during, old)).toBeTruthy();
-    expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
-    expect(verified(after, secrets.get('s')?.current)).toBeTruthy();
-    expect(() => verified(after, old)).toThrow('No matching signature found');
-  });
-
+describe('the local event bus (PutEvents → the rules’ target queues)', () => {
   it('answers the AWS SDK, failing per entry another bus, bad Detail or missing fields', async () => {
     // Prepare
-    const hook = await startHook();
-    const { bus } = await startBus(await dataDir(), { a: route(hook.url) });
     const client = new EventBridgeClient({
       endpoint: bus.url,
       region: 'eu-west-1',
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
-    cleanups.push(async () => client.destroy());
     // Act
     const result = await client.send(
       new PutEventsCommand({
@@ -226,7 +110,9 @@ describe('the local event bus (PutEvents → webhooks)', () => {
         ],
       }),
     );
-    await until(() => hook.calls.length === 2);
+    client.destroy();
+    const tooMany = await putEvents(Array.from({ length: 11 }, () => entry('a')));
+    const queued = await aws.drain(queueUrl);
     // Assess
     expect(result.FailedEntryCount).toBe(4);
     expect(result.Entries).toEqual([
@@ -240,181 +126,73 @@ describe('the local event bus (PutEvents → webhooks)', () => {
         ErrorMessage: expect.stringContaining('Source, DetailType and Detail'),
       },
     ]);
-    const tooMany = await putEvents(
-      bus,
-      Array.from({ length: 11 }, () => entry('a')),
-    );
     expect(tooMany).toMatchObject({ status: 400, body: { __type: 'ValidationException' } });
+    expect(queued).toHaveLength(2);
   });
 
-  it("keeps clients apart: A's events reach only A's webhook, a client without one gets none", async () => {
-    // Prepare
-    const hookA = await startHook();
-    const hookB = await startHook();
-    const dir = await dataDir();
-    const { bus } = await startBus(dir, { a: route(hookA.url), b: route(hookB.url) });
+  it('queues the events of clients the rule names, as EventBridge’s envelope, and drops the others', async () => {
     // Act
-    const answer = await putEvents(bus, [entry('a'), entry('b'), entry('c'), entry('a'), entry('nobody')]);
-    await until(() => hookA.calls.length === 2 && hookB.calls.length === 1);
-    await sleep(100);
-    // Assess
+    const answer = await putEvents([
+      entry('a'),
+      entry('b'),
+      entry('c'),
+      entry('nobody'),
+      entry('a', { Source: 'other' }),
+    ]);
+    const queued = (await aws.drain(queueUrl)) as unknown as { detail: RecordStateChanged }[];
+    // Assess: c has no webhook, nobody is no client, `other` is another source: no rule matches them.
     expect(answer.body.FailedEntryCount).toBe(0);
-    const recordsOf = (calls: Call[]) =>
-      calls.map((call) => (call.body.data as { recordId: string }).recordId);
-    expect(recordsOf(hookA.calls)).toEqual(['rec-a', 'rec-a']);
-    expect(recordsOf(hookB.calls)).toEqual(['rec-b']);
-    expect(verified(hookB.calls[0], secretsOf('b').current)).toBeTruthy();
-    // c and nobody: no rule matched, nothing kept.
-    expect(await files(bus.store.pendingDir)).toEqual([]);
-    expect(await files(bus.store.deadDir)).toEqual([]);
-  });
-
-  it('retries 503s, 400s and timeouts in growing windows until the webhook answers 2xx', async () => {
-    // Prepare: 503, 400, no answer (timeout), 429, then 200.
-    const script = [503, 400, 'hang', 429] as const;
-    const hook = await startHook((_call, index) => script[index] ?? 200);
-    const { bus, logs } = await startBus(await dataDir(), { a: route(hook.url) });
-    // Act
-    const putAt = Date.now();
-    await putEvents(bus, [entry('a')]);
-    await until(() => hook.calls.length === 5);
-    await until(async () => (await files(bus.store.pendingDir)).length === 0);
-    // Assess
-    // Retry k falls in its window: windows of 40, 80, 160, 200 ms start at 0, 40, 120, 280 ms. Measured from the
-    // put, which comes before the first try, so a busy machine's delays can only make a try later, never earlier.
-    const sinceFirst = hook.calls.map((call) => call.at - hook.calls[0].at);
-    const sincePut = hook.calls.map((call) => call.at - putAt);
-    expect(sincePut[2]).toBeGreaterThanOrEqual(40);
-    expect(sincePut[3]).toBeGreaterThanOrEqual(120);
-    expect(sincePut[4]).toBeGreaterThanOrEqual(280);
-    expect(hook.calls[4].at - hook.calls[3].at).toBeGreaterThanOrEqual(0);
-    expect(sinceFirst[3] - sinceFirst[2]).toBeGreaterThanOrEqual(0);
-    // The hung try waited for its timeout before the next.
-    expect(hook.calls[3].at - hook.calls[2].at).toBeGreaterThanOrEqual(fast.timeoutMs - 5);
-    // The same webhook-id on every try, each verifiable.
-    expect(new Set(hook.calls.map((call) => call.headers['webhook-id'])).size).toBe(1);
-    for (const call of hook.calls) expect(verified(call)).toBeTruthy();
-    expect(logs.filter((log) => log.message === 'webhook attempt failed: retrying')).toHaveLength(4);
-    expect(logs.at(-1)).toMatchObject({
-      message: 'webhook delivered',
-      client: 'a',
-      attempts: 5,
-      status: 200,
-    });
-    // Logs carry ids and statuses, never the event's detail.
-    expect(JSON.stringify(logs)).not.toContain('FrameNum already registered');
-  });
-
-  it("disables a client's webhook on 410 Gone: no retry, its later events dropped, until enabled again", async () => {
-    // Prepare
-    let gone = true;
-    const hook = await startHook(() => (gone ? 410 : 200));
-    const dir = await dataDir();
-    const { bus, logs } = await startBus(dir, { a: route(hook.url) });
-    const flags = fileWebhookSwitch(dir);
-    // Act
-    await putEvents(bus, [entry('a')]);
-    await until(async () => (await flags.disabled('a')) !== undefined);
-    await until(async () => (await files(bus.store.pendingDir)).length === 0);
-    await putEvents(bus, [entry('a')]);
-    await until(() => logs.filter((log) => String(log.message).includes('is disabled')).length === 1);
-    const callsWhileDisabled = hook.calls.length;
-    gone = false;
-    const wasDisabled = await flags.enable('a');
-    await putEvents(bus, [entry('a')]);
-    await until(() => hook.calls.length === callsWhileDisabled + 1);
-    await until(() => logs.some((log) => log.message === 'webhook delivered'));
-    // Assess
-    expect(callsWhileDisabled).toBe(1);
-    expect(wasDisabled).toBe(true);
-    expect(await flags.disabled('a')).toBeUndefined();
-    expect(await files(bus.store.deadDir)).toEqual([]);
-    expect(logs.find((log) => log.status === 410)).toMatchObject({
-      level: 'ERROR',
-      client: 'a',
-      attempts: 1,
+    expect(queued.map((envelope) => envelope.detail.client).sort()).toEqual(['a', 'b']);
+    expect(queued[0]).toEqual({
+      version: '0',
+      id: expect.any(String),
+      'detail-type': RECORD_STATE_CHANGED,
+      source: EVENT_SOURCE,
+      account: '000000000000',
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      region: 'eu-west-1',
+      resources: [],
+      detail: detailOf(queued[0].detail.client),
     });
   });
 
-  it('gives up once the retry schedule is used up, into the dead directory', async () => {
-    // Prepare
-    const hook = await startHook(() => 503);
-    const { bus, logs } = await startBus(await dataDir(), { a: route(hook.url) }, { spanMs: 300 });
+  it('fails the entry when its target queue cannot take it, so the publisher keeps it in its outbox', async () => {
+    // Prepare: a bus whose rule targets a queue that does not exist.
+    const broken = await startLocalEventBus({ busNames: [BUS] });
+    broken.route(
+      [{ name: 'r', bus: BUS, pattern: { source: [EVENT_SOURCE] }, queueUrls: [`${queueUrl}-missing`] }],
+      process.env.AWS_ENDPOINT_URL_SQS as string,
+    );
     // Act
-    await putEvents(bus, [entry('a')]);
-    await until(() => logs.some((log) => log.level === 'ERROR'));
+    const response = await fetch(broken.url, {
+      method: 'POST',
+      headers: { 'x-amz-target': 'AWSEvents.PutEvents' },
+      body: JSON.stringify({ Entries: [entry('a')] }),
+    });
+    await broken.stop();
     // Assess
-    expect(hook.calls.length).toBeGreaterThan(1);
-    expect(await files(bus.store.deadDir)).toHaveLength(1);
-    expect(await files(bus.store.pendingDir)).toEqual([]);
-    expect(logs.at(-1)).toMatchObject({
-      level: 'ERROR',
-      reason: 'retry schedule used up',
-      lastError: 'HTTP 503',
+    expect(await response.json()).toEqual({
+      FailedEntryCount: 1,
+      Entries: [{ ErrorCode: 'InternalFailure', ErrorMessage: 'The event could not be sent to its target.' }],
     });
   });
+});
 
-  it('loses nothing across a restart: a delivery failing when the bus stops is made by the next bus', async () => {
-    // Prepare: the webhook is down (503) while the first bus runs.
-    let up = false;
-    const hook = await startHook(() => (up ? 200 : 503));
-    const dir = await dataDir();
-    const first = await startBus(dir, { a: route(hook.url) });
-    const answer = await putEvents(first.bus, [entry('a'), entry('a')]);
-    const ids = (answer.body.Entries as { EventId: string }[]).map((result) => result.EventId);
-    // On disk before PutEvents answered.
-    expect((await files(first.bus.store.pendingDir)).sort()).toEqual(ids.map((id) => `${id}.json`).sort());
-    await until(() => hook.calls.length >= 2);
-    // Act
-    await first.bus.stop();
-    up = true;
-    const callsBefore = hook.calls.length;
-    const second = await startBus(dir, { a: route(hook.url) });
-    // (Its log line follows the file's removal: wait for both, or a loaded machine sees the one without the other.)
-    const deliveredLogs = () => second.logs.filter((log) => log.message === 'webhook delivered');
-    await until(async () => (await files(second.bus.store.pendingDir)).length === 0);
-    await until(() => deliveredLogs().length === 2);
-    // Assess: every event arrived (at least once) after the restart.
-    expect(second.bus.resumed).toBe(2);
-    const delivered = hook.calls.slice(callsBefore);
-    expect(delivered.length).toBeGreaterThanOrEqual(2);
-    for (const call of delivered) expect(verified(call)).toBeTruthy();
-    expect(deliveredLogs()).toHaveLength(2);
+describe('event patterns', () => {
+  it('match listed values, array fields by any element, nested objects field by field', () => {
+    const pattern = checkEventPattern({ source: ['s'], detail: { client: ['a', 'b'] } });
+    expect(matchesPattern(pattern, { source: 's', detail: { client: 'b' } })).toBe(true);
+    expect(matchesPattern(pattern, { source: 's', detail: { client: ['x', 'a'] } })).toBe(true);
+    expect(matchesPattern(pattern, { source: 's', detail: { client: 'c' } })).toBe(false);
+    expect(matchesPattern(pattern, { source: 's', detail: {} })).toBe(false);
+    expect(matchesPattern(pattern, { source: 's' })).toBe(false);
   });
 
-  it("never lets a hung webhook delay another client's deliveries", async () => {
-    // Prepare: A's webhook never answers (each attempt waits for the timeout); B's answers at once.
-    const hookA = await startHook(() => 'hang');
-    const hookB = await startHook();
-    const { bus } = await startBus(
-      await dataDir(),
-      { a: route(hookA.url), b: route(hookB.url) },
-      { timeoutMs: 3000 },
+  it('refuse content filters rather than half-match them', () => {
+    expect(() =>
+      checkEventPattern({ detail: { client: [{ prefix: 'a' }] } }, 'WebhookRule.EventPattern'),
+    ).toThrow(
+      'WebhookRule.EventPattern.detail.client: content filter {"prefix":"a"} is not supported by the local event bus',
     );
-    await putEvents(
-      bus,
-      Array.from({ length: 10 }, () => entry('a')),
-    );
-    await until(() => hookA.calls.length >= 5);
-    // Act
-    const started = Date.now();
-    await putEvents(bus, [entry('b')]);
-    await until(() => hookB.calls.length === 1);
-    // Assess: B's event did not wait for A's attempts to time out (3 s), however loaded the machine.
-    expect(Date.now() - started).toBeLessThan(3000);
-  });
-
-  it("spreads a client's calls to its rate limit", async () => {
-    // Prepare
-    const hook = await startHook();
-    const { bus } = await startBus(await dataDir(), { a: route(hook.url, { rateLimitPerSecond: 10 }) });
-    // Act
-    await putEvents(
-      bus,
-      Array.from({ length: 6 }, () => entry('a')),
-    );
-    await until(() => hook.calls.length === 6);
-    // Assess: six calls at 10 a second take at least half a second.
-    expect(hook.calls[5].at - hook.calls[0].at).toBeGreaterThanOrEqual(450);
   });
 });

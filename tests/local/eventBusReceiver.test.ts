@@ -2,8 +2,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { SQSRecord } from 'aws-lambda';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
 import type { Client } from '../../lib/clients/types.ts';
+import { resetSettings } from '../../lib/settings/environment.ts';
+import { loadAwsWebhookSecrets } from '../../lib/webhooks/awsSecrets.ts';
+import { configuredTarget, dispatchWebhookMessage } from '../../lib/webhooks/dispatch.ts';
+import { createRateLimiter } from '../../lib/webhooks/rateLimit.ts';
 import { newWebhookSecret } from '../../lib/webhooks/secrets.ts';
 import { signWebhook } from '../../lib/webhooks/signing.ts';
 import { describeWebhookRoutes, localWebhookRoutes } from '../../local/webhookRoutes.ts';
@@ -238,64 +244,97 @@ describe('where npm start sends each webhook', () => {
     );
   });
 
-  it('npm start’s wiring: the bus delivers a remote webhook’s events to the receiver, which verifies them', async () => {
-    // Prepare
+  it('npm start’s wiring: the real dispatcher’s try of a remote webhook reaches the receiver, signed with the secret the local Secrets Manager serves', async () => {
+    // Prepare: the dispatcher's settings as npm start gives them (its Secrets Manager, the template's prefix).
     const dir = await dataDir();
-    const webhooks = await startLocalWebhooks({ dataDir: dir, clients, busNames: ['bus'], direct: false });
-    cleanups.push(() => webhooks.stop());
-    // Act
-    const answer = await fetch(webhooks.bus.url, {
-      method: 'POST',
-      headers: { 'x-amz-target': 'AWSEvents.PutEvents', 'content-type': 'application/x-amz-json-1.1' },
-      body: JSON.stringify({
-        Entries: [
-          {
-            EventBusName: 'bus',
-            Source: 'dealer-gateway',
-            DetailType: 'Record state changed',
-            Detail: JSON.stringify({
-              eventId: 'r1:2026-11-27T00:00:00.000Z',
-              client: 'remote',
-              recordId: 'r1',
-              kind: 'caseRecord',
-              state: 'delivered',
-              previousState: 'accepted',
-              attempts: 1,
-              sequence: 1,
-              at: '2026-11-27T00:00:00.000Z',
-            }),
-          },
-        ],
-      }),
+    const webhooks = await startLocalWebhooks({
+      dataDir: dir,
+      clients: clientsConfig.clients,
+      busNames: ['bus'],
     });
-    const deadline = Date.now() + 5000;
-    while (webhooks.receiver.received('remote').length === 0 && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    cleanups.push(() => webhooks.stop());
+    webhooks.useSecretsPrefix('dealer-gateway/local/webhooks/');
+    const saved = { ...process.env };
+    cleanups.push(async () => {
+      process.env = saved;
+      resetSettings();
+    });
+    Object.assign(process.env, webhooks.env, {
+      WEBHOOK_SECRETS_PREFIX: 'dealer-gateway/local/webhooks/',
+      AWS_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+    });
+    resetSettings();
+    const event = {
+      eventId: 'r1:2026-11-27T00:00:00.000Z',
+      client: 'example-dealer',
+      recordId: 'r1',
+      kind: 'caseRecord',
+      state: 'delivered',
+      previousState: 'accepted',
+      attempts: 1,
+      sequence: 1,
+      at: '2026-11-27T00:00:00.000Z',
+    };
+    const record = {
+      messageId: 'm1',
+      receiptHandle: 'h1',
+      body: JSON.stringify({ detail: event }),
+      attributes: { ApproximateReceiveCount: '1' },
+    } as unknown as SQSRecord;
+    // Act: one try, as functions/webhookDispatcher.ts makes it, to the URL config/clients.json declares.
+    const result = await dispatchWebhookMessage(record, {
+      targetOf: configuredTarget,
+      secretsOf: loadAwsWebhookSecrets,
+      flags: { disabled: async () => undefined, disable: async () => {}, enable: async () => false },
+      limiter: createRateLimiter(),
+      retryIn: async () => {},
+      rotationWindowMs: 0,
+    });
     // Assess
-    expect(answer.status).toBe(200);
-    expect(webhooks.receiver.received('remote')).toEqual([
-      {
-        client: 'remote',
-        receivedAt: expect.any(String),
+    expect(configuredTarget('example-dealer')?.url).toMatch(/^https:\/\/dealer-1234\.example\.com\//);
+    expect(result).toEqual({ outcome: 'delivered', client: 'example-dealer', status: 200 });
+    expect(webhooks.receiver.received('example-dealer')).toEqual([
+      expect.objectContaining({
+        client: 'example-dealer',
         verified: true,
         webhookId: 'r1:2026-11-27T00:00:00.000Z',
-        event: {
-          type: 'record.delivered',
-          timestamp: '2026-11-27T00:00:00.000Z',
-          data: {
-            recordId: 'r1',
-            kind: 'caseRecord',
-            state: 'delivered',
-            previousState: 'accepted',
-            attempts: 1,
-            sequence: 1,
-          },
-        },
-      },
+        event: expect.objectContaining({ type: 'record.delivered' }),
+      }),
     ]);
     expect(webhooks.env).toEqual({
       AWS_ENDPOINT_URL_EVENTBRIDGE: webhooks.bus.url,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
       LOCAL_WEBHOOK_RECEIVER_URL: webhooks.receiver.url,
     });
+  });
+
+  it('answers GetSecretValue only for a webhook client under the prefix', async () => {
+    // Prepare
+    const dir = await dataDir();
+    const webhooks = await startLocalWebhooks({ dataDir: dir, clients, busNames: ['bus'] });
+    cleanups.push(() => webhooks.stop());
+    webhooks.useSecretsPrefix('p/');
+    const get = (SecretId: string) =>
+      fetch(webhooks.env.AWS_ENDPOINT_URL_SECRETS_MANAGER, {
+        method: 'POST',
+        headers: { 'x-amz-target': 'secretsmanager.GetSecretValue' },
+        body: JSON.stringify({ SecretId }),
+      }).then(async (response) => ({
+        status: response.status,
+        body: (await response.json()) as { SecretString?: string; __type?: string },
+      }));
+    // Act
+    const [found, noWebhook, otherPrefix] = await Promise.all([
+      get('p/remote'),
+      get('p/none'),
+      get('q/remote'),
+    ]);
+    // Assess
+    expect(found.status).toBe(200);
+    expect(found.body.SecretString).toMatch(/^whsec_/);
+    for (const missing of [noWebhook, otherPrefix])
+      expect(missing).toMatchObject({ status: 400, body: { __type: 'ResourceNotFoundException' } });
   });
 });

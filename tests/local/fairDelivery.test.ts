@@ -1,6 +1,6 @@
 /**
  * Fair share between clients locally (issue 21): the local queue is a fair queue, as a standard queue is on AWS for
- * messages that carry a MessageGroupId (local/fairQueue.ts). Against it, the real worker through the local poller,
+ * messages that carry a MessageGroupId (local/emulators/fauxqs/fairQueue.ts). Against it, the real worker through the local poller,
  * and the Salesforce sandbox: one client's flood queued first by the producers' own function, then one record of
  * another client; the quiet client's record goes out in the first batch, not after the flood's last, and nothing is
  * lost or doubled. The control: the same messages naming no client are served first in, first out.

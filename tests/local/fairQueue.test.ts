@@ -1,5 +1,5 @@
 /**
- * The local queue's standard queues are fair queues, as on AWS (local/fairQueue.ts inside fauxqs), spoken to over
+ * The local queue's standard queues are fair queues, as on AWS (local/emulators/fauxqs/fairQueue.ts inside fauxqs), spoken to over
  * HTTP with the AWS SDK: a message keeps the MessageGroupId its send named, a receive serves a quiet client's
  * message before a backlog whose client holds its share in flight, messages without a group id come first in, first
  * out, and the queue's own guarantees stay: nothing lost or doubled through visibility, deletion, a purge and the
@@ -20,7 +20,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClientConfig } from '../../local/aws.ts';
-import { makeQueueFair } from '../../local/fairQueue.ts';
+import { makeQueueFair } from '../../local/emulators/fauxqs/fairQueue.ts';
 import { SqsQueue } from '../../node_modules/fauxqs/dist/sqs/sqsStore.js';
 
 let sqs: SQSClient;

@@ -1,5 +1,5 @@
 /**
- * The repair of a data directory's indexes after an unclean stop (local/indexRepair.ts), on a real
+ * The repair of a data directory's indexes after an unclean stop (local/emulators/dynalite/indexRepair.ts), on a real
  * dynalite store holding the records table of serverless.yml, with disagreements planted in its LevelDB.
  */
 
@@ -20,8 +20,8 @@ import {
   type StoredItem,
   type StoredTable,
   tablePrefix,
-} from '../../local/dynaliteInternals.ts';
-import { repairIndexes } from '../../local/indexRepair.ts';
+} from '../../local/emulators/dynalite/dynaliteInternals.ts';
+import { repairIndexes } from '../../local/emulators/dynalite/indexRepair.ts';
 import { startLocalStore } from '../../local/localStore.ts';
 import { createLocalResources } from '../../local/resources.ts';
 

@@ -135,7 +135,7 @@ describe('the event sources of serverless.yml', () => {
   it('are what the local runner polls with: 200 a batch, a window of 1 to 2 s, the concurrency cap kept', () => {
     // Act
     const all = eventSourcesOf(inject('serverlessConfig') as Parameters<typeof eventSourcesOf>[0]);
-    // Assess: the delivery queues' sources (the webhook dispatcher's queue is read by the local event bus).
+    // Assess: the delivery queues' sources (the webhook dispatcher's, polled too, has its own settings).
     expect(Object.keys(all).sort()).toEqual(['CaseQueue', 'SalesRegistrationQueue', 'WebhookQueue']);
     const sources = { SalesRegistrationQueue: all.SalesRegistrationQueue, CaseQueue: all.CaseQueue };
     for (const source of Object.values(sources)) {

@@ -1,11 +1,11 @@
 /**
- * The order the local fair queue serves ready messages in (local/tenantLanes.ts), against the rules AWS documents
+ * The order the local fair queue serves ready messages in (local/emulators/fauxqs/tenantLanes.ts), against the rules AWS documents
  * for SQS fair queues: quiet tenants first, oldest first; a tenant is noisy with more than 10% of the messages in
  * flight and at least 30 of them; among noisy tenants, the one with the fewest in flight first; messages without a
  * group id in the order they came.
  */
 import { describe, expect, it } from 'vitest';
-import { type InFlightCounts, TenantLanes } from '../../local/tenantLanes.ts';
+import { type InFlightCounts, TenantLanes } from '../../local/emulators/fauxqs/tenantLanes.ts';
 
 interface Msg {
   id: string;

@@ -1,13 +1,14 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Client } from '../../lib/clients/types.ts';
+import { tableWebhookSwitch } from '../../lib/webhooks/disabledWebhooks.ts';
 import { rotationWindowMs, signingSecrets } from '../../lib/webhooks/secrets.ts';
 import { signWebhook } from '../../lib/webhooks/signing.ts';
-import { fileWebhookSwitch } from '../../local/webhookFlags.ts';
 import { watchedWebhookSecrets } from '../../local/webhookSecrets.ts';
+import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import { runWebhookSecret } from '../../tools/webhookSecret/run.ts';
 
 const clients: Client[] = [
@@ -73,10 +74,20 @@ describe('npm run webhook-secret (locally)', () => {
     expect(() => verify(before, after)).toThrow('No matching signature found');
   });
 
-  it('enable re-enables a webhook a 410 disabled; show tells which is disabled', async () => {
-    // Prepare
+  it('enable re-enables a webhook a 410 disabled in the running npm start’s table; show tells which is disabled', async () => {
+    // Prepare: an npm start's runner.json naming its store, and the flag the dispatcher writes on a 410.
     const dir = await dataDir();
-    await fileWebhookSwitch(dir).disable('north', { at: '2026-11-27T08:00:00.000Z', status: 410 });
+    const aws = await isolatedAws();
+    const table = aws.resources.tables.RecordsTable.name;
+    await writeFile(
+      join(dir, 'runner.json'),
+      JSON.stringify({
+        dynamoEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB,
+        env: { RECORDS_TABLE: table },
+      }),
+    );
+    const flags = tableWebhookSwitch(() => table);
+    await flags.disable('north', { at: '2026-11-27T08:00:00.000Z', status: 410 });
     // Act
     const shownDisabled = await run(dir, ['show']);
     const enabled = await run(dir, ['enable', 'north']);
@@ -85,7 +96,14 @@ describe('npm run webhook-secret (locally)', () => {
     expect(shownDisabled.out).toContain('DISABLED after a 410 Gone');
     expect(enabled.out).toBe('north: webhook enabled again\n');
     expect(again.out).toBe('north: webhook was not disabled\n');
-    expect(await fileWebhookSwitch(dir).disabled('north')).toBeUndefined();
+    expect(await flags.disabled('north')).toBeUndefined();
+  });
+
+  it('enable without a running npm start says where the flags are', async () => {
+    const dir = await dataDir();
+    const enabled = await run(dir, ['enable', 'north']);
+    expect(enabled.code).toBe(1);
+    expect(enabled.err).toContain('no npm start is running');
   });
 
   it('refuses an unknown client, a client without a webhook and an unknown command, with the usage', async () => {

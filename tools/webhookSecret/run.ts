@@ -3,6 +3,9 @@
  * webhook secret and its disabled flag, in npm start's data directory (no --stage) or on an AWS stage (Secrets
  * Manager `dealer-gateway/<stage>/webhooks/<client>`, the records table's `webhook#<client>` item).
  */
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DeleteItemCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import {
   CreateSecretCommand,
@@ -23,7 +26,6 @@ import {
   type WebhookSecrets,
 } from '../../lib/webhooks/secrets.ts';
 import { defaultDataDir } from '../../local/project.ts';
-import { fileWebhookSwitch } from '../../local/webhookFlags.ts';
 import { ensureWebhookSecrets, rotateLocalWebhookSecret } from '../../local/webhookSecrets.ts';
 
 export const USAGE = `usage: npm run webhook-secret -- rotate <client> [--stage <stage>] [--region <region>]
@@ -101,9 +103,35 @@ interface Place {
   close(): void;
 }
 
+/**
+ * The flags of the npm start running on `dataDir`: the `webhook#<client>` items of its records table, as on AWS
+ * (read through the endpoint it wrote to runner.json). Without a running npm start there is no table to read.
+ */
+const localFlags = (dataDir: string) => {
+  let runner: { dynamoEndpoint?: string; env?: Record<string, string> } | undefined;
+  try {
+    runner = JSON.parse(readFileSync(join(dataDir, 'runner.json'), 'utf8'));
+  } catch {
+    runner = undefined;
+  }
+  const table = runner?.env?.RECORDS_TABLE;
+  if (!runner?.dynamoEndpoint || !table) return undefined;
+  const dynamo = new DynamoDBClient({
+    endpoint: runner.dynamoEndpoint,
+    region: runner.env?.AWS_REGION ?? 'eu-west-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  return { dynamo, table };
+};
+
+const notRunning = (dataDir: string) =>
+  new UsageError(
+    `no npm start is running on ${dataDir} (no runner.json): the flags are in its records table`,
+  );
+
 const localPlace = (env: NodeJS.ProcessEnv, clients: Client[]): Place => {
   const dataDir = env.DATA_DIR || defaultDataDir();
-  const flags = fileWebhookSwitch(dataDir);
+  const flags = localFlags(dataDir);
   const { secrets } = ensureWebhookSecrets(
     dataDir,
     clients.filter((c) => c.webhook).map((c) => c.name),
@@ -111,11 +139,40 @@ const localPlace = (env: NodeJS.ProcessEnv, clients: Client[]): Place => {
   return {
     read: async (client) => secrets[client],
     rotate: async (client, now) => rotateLocalWebhookSecret(dataDir, client, now),
-    disabled: (client) => flags.disabled(client),
-    enable: (client) => flags.enable(client),
-    where: `${dataDir}/webhook-secrets.json (a running npm start signs with it from its next event)`,
-    close: () => {},
+    disabled: async (client) => (flags ? readFlag(flags.dynamo, flags.table, client) : undefined),
+    enable: async (client) => {
+      if (!flags) throw notRunning(dataDir);
+      return deleteFlag(flags.dynamo, flags.table, client);
+    },
+    where: `${dataDir}/webhook-secrets.json (a running npm start's dispatcher reads it within 5 minutes, as on AWS)`,
+    close: () => flags?.dynamo.destroy(),
   };
+};
+
+/** A client's flag item, or undefined. */
+const readFlag = async (dynamo: DynamoDBClient, table: string, client: string) => {
+  const out = await dynamo.send(
+    new GetItemCommand({
+      TableName: table,
+      Key: { pk: { S: webhookFlagKey(client) } },
+      ConsistentRead: true,
+    }),
+  );
+  return out.Item
+    ? { at: out.Item.webhookDisabledAt?.S, status: Number(out.Item.webhookDisabledStatus?.N) }
+    : undefined;
+};
+
+/** Deletes a client's flag item: true when there was one. */
+const deleteFlag = async (dynamo: DynamoDBClient, table: string, client: string) => {
+  const out = await dynamo.send(
+    new DeleteItemCommand({
+      TableName: table,
+      Key: { pk: { S: webhookFlagKey(client) } },
+      ReturnValues: 'ALL_OLD',
+    }),
+  );
+  return out.Attributes !== undefined;
 };
 
 const awsPlace = (stage: string, region: string): Place => {
@@ -157,28 +214,8 @@ const awsPlace = (stage: string, region: string): Place => {
         );
       return after;
     },
-    async disabled(client) {
-      const out = await dynamo.send(
-        new GetItemCommand({
-          TableName: table,
-          Key: { pk: { S: webhookFlagKey(client) } },
-          ConsistentRead: true,
-        }),
-      );
-      return out.Item
-        ? { at: out.Item.webhookDisabledAt?.S, status: Number(out.Item.webhookDisabledStatus?.N) }
-        : undefined;
-    },
-    async enable(client) {
-      const out = await dynamo.send(
-        new DeleteItemCommand({
-          TableName: table,
-          Key: { pk: { S: webhookFlagKey(client) } },
-          ReturnValues: 'ALL_OLD',
-        }),
-      );
-      return out.Attributes !== undefined;
-    },
+    disabled: (client) => readFlag(dynamo, table, client),
+    enable: (client) => deleteFlag(dynamo, table, client),
     where: `Secrets Manager ${nameOf('<client>')} and ${table} (${region}); the dispatcher reads the secret within 5 minutes`,
     close: () => {
       secretsManager.destroy();

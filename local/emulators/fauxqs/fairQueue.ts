@@ -6,15 +6,15 @@
  *
  * - a message sent to a standard queue keeps the MessageGroupId its send named (and a receive reports it, as on
  *   AWS);
- * - the queue's ready messages are kept by tenant (local/tenantLanes.ts), so a receive is served as a fair queue
+ * - the queue's ready messages are kept by tenant (local/emulators/fauxqs/tenantLanes.ts), so a receive is served as a fair queue
  *   serves it; the queue's own receive, visibility, deletion and dead-letter handling are fauxqs's, unchanged.
  *
  * Messages sent without a group id are served first in, first out, as on AWS (each is a tenant of its own).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SqsRouter } from '../node_modules/fauxqs/dist/sqs/sqsRouter.js';
-import type { SqsQueue } from '../node_modules/fauxqs/dist/sqs/sqsStore.js';
-import type { InflightEntry, SqsMessage } from '../node_modules/fauxqs/dist/sqs/sqsTypes.js';
+import { SqsRouter } from '../../../node_modules/fauxqs/dist/sqs/sqsRouter.js';
+import type { SqsQueue } from '../../../node_modules/fauxqs/dist/sqs/sqsStore.js';
+import type { InflightEntry, SqsMessage } from '../../../node_modules/fauxqs/dist/sqs/sqsTypes.js';
 import { type InFlightCounts, TenantLanes } from './tenantLanes.ts';
 
 /** The send being handled: fauxqs's send actions run to the end without yielding, so one at a time. */
@@ -71,7 +71,7 @@ const keepSentGroupIds = () => {
 };
 
 const fauxqsChanged = (what: string) =>
-  `fauxqs changed: ${what} is not as local/fairQueue.ts expects (written for fauxqs 2.4); fair queues are not available`;
+  `fauxqs changed: ${what} is not as local/emulators/fauxqs/fairQueue.ts expects (written for fauxqs 2.4); fair queues are not available`;
 
 /** The queue's in-flight messages, counted by tenant as they come and go. */
 class InFlightByTenant extends Map<string, InflightEntry> implements InFlightCounts {

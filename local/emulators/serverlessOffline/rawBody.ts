@@ -10,8 +10,8 @@
  * route) keeps the text: offline's event then carries it as AWS does. A route with a non-proxy (`lambda`)
  * integration would lose its JSON request template; every `http` event of serverless.yml is a proxy integration.
  */
-import { readFileSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
+import { assertPatchedVersion } from '../versionGate.ts';
 
 /** What offline's handler sees as the payload's media type: none of the JSON types it parses. */
 export const RAW_BODY_MIME = 'application/x-raw-body';
@@ -26,12 +26,9 @@ interface HapiServer {
 
 /** offline's HttpServer module, the very one offline loads (the package's exports stop at `./lambda`). */
 const loadHttpServer = async () => {
+  // The exact version whose HttpServer this was written for (local/emulators/versionGate.ts).
+  assertPatchedVersion('serverless-offline');
   const entry = import.meta.resolve('serverless-offline');
-  const { version } = JSON.parse(readFileSync(new URL('../package.json', entry), 'utf8')) as {
-    version: string;
-  };
-  if (!version.startsWith('14.'))
-    throw new Error(`local/rawBody.ts patches serverless-offline 14, found ${version}`);
   return (await import(new URL('./events/http/HttpServer.js', entry).href)).default;
 };
 

@@ -2,18 +2,15 @@
  * The parts of dynalite 4.0.0 that the local store patches (atomicWrites.ts) and repairs (indexRepair.ts): its db
  * module, the store it creates, and how it lays out keys in its one LevelDB.
  *
- * These are internals, not dynalite's API, so this refuses any other version: a new dynalite must be read again
- * (db/index.js `create`, `updateIndexes`, `getIndexActions`; actions/putItem.js, updateItem.js, deleteItem.js)
- * before this list is extended.
+ * These are internals, not dynalite's API, so the version gate (../versionGate.ts) refuses any other version: a new
+ * dynalite must be read again (db/index.js `create`, `updateIndexes`, `getIndexActions`; actions/putItem.js,
+ * updateItem.js, deleteItem.js) before its version is named there.
  */
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import dynalite from 'dynalite';
-
-/** The dynalite versions whose internals are as described here. */
-export const supportedDynaliteVersions = ['4.0.0'];
+import { assertPatchedVersion } from '../versionGate.ts';
 
 /** A DynamoDB attribute value as dynalite stores it, e.g. `{ S: 'x' }`. */
 export type StoredItem = Record<string, Record<string, unknown>>;
@@ -104,21 +101,6 @@ export const prefixRange = (prefix: string) => ({
   lt: `${prefix.slice(0, -1)}${String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)}`,
 });
 
-/**
- * Throws unless `version` is one whose internals this module describes.
- *
- * @example
- * assertSupportedDynalite('4.0.0');
- */
-export function assertSupportedDynalite(version: string): void {
-  if (!supportedDynaliteVersions.includes(version)) {
-    throw new Error(
-      `local/dynaliteInternals.ts patches dynalite ${supportedDynaliteVersions.join(', ')}, found ${version}: ` +
-        'read its db/index.js and item actions again before adding the version',
-    );
-  }
-}
-
 let loaded: DynaliteDbModule | undefined;
 
 /**
@@ -130,15 +112,13 @@ let loaded: DynaliteDbModule | undefined;
  */
 export function dynaliteDb(): DynaliteDbModule {
   if (loaded) return loaded;
+  // The exact version these internals were read in (local/emulators/versionGate.ts).
+  assertPatchedVersion('dynalite');
   const require = createRequire(import.meta.url);
   const entry = require.resolve('dynalite');
-  const manifest = JSON.parse(readFileSync(join(dirname(entry), 'package.json'), 'utf8')) as {
-    version: string;
-  };
-  assertSupportedDynalite(manifest.version);
   const db = require(join(dirname(entry), 'db', 'index.js')) as DynaliteDbModule;
   for (const name of ['create', 'updateIndexes', 'getIndexActions', 'createKey'] as const) {
-    if (typeof db[name] !== 'function') throw new Error(`dynalite ${manifest.version} has no db.${name}`);
+    if (typeof db[name] !== 'function') throw new Error(`dynalite has no db.${name}`);
   }
   loaded = db;
   return db;

@@ -1,5 +1,5 @@
 /**
- * The order an SQS fair queue serves its ready messages in, for the local queue (local/fairQueue.ts puts it inside
+ * The order an SQS fair queue serves its ready messages in, for the local queue (local/emulators/fauxqs/fairQueue.ts puts it inside
  * fauxqs). As AWS documents fair queues: a message's tenant is its MessageGroupId, and each message without one is
  * a tenant of its own; a tenant is a noisy neighbour while it holds more than 10% of the messages in flight and at
  * least 30 of them; a receive is served the oldest message of the quiet tenants first, and a noisy tenant's only
