@@ -34,6 +34,7 @@ import {
 } from './chaos.ts';
 import { sendWithRetries } from './client.ts';
 import { type ClientTimes, deliveryTimesByClient } from './clientTimes.ts';
+import { watchDeadLetters } from './deadLetters.ts';
 import {
   checkEvents,
   deliveriesOnBus,
@@ -68,6 +69,14 @@ import {
 } from './outageFigures.ts';
 import { seededRandom } from './random.ts';
 import { createService } from './service.ts';
+import {
+  checkTestMode,
+  isTestPlan,
+  liveLedgerInput,
+  sentTestRecords,
+  type TestModeCounts,
+  testModeKept,
+} from './testMode.ts';
 import { clientOf, createWorkload, type Operation, type SoakRecord } from './workload.ts';
 
 export interface SoakOptions {
@@ -78,6 +87,11 @@ export interface SoakOptions {
    * backlog on the cases queue that the web forms' cases must not wait behind. Default a quarter of the records.
    */
   flood?: number;
+  /**
+   * The share of the other plans the test client sends (testMode.ts): one new sale or case each, with the
+   * simulators' magic last names and ordinary ones. Default 0.08.
+   */
+  testShare?: number;
   /** SIGKILLs of npm start (each followed by a start) during the traffic. Default 3. */
   restarts?: number;
   /** Plans in flight at once (a race counts once). Default 12. */
@@ -162,6 +176,8 @@ export interface SoakReport extends LedgerCounts {
   events: EventCounts;
   /** The event feed, read by each client (feed.ts). */
   feed: FeedCounts;
+  /** The test client's records: none at SAP or Salesforce, none dead-lettered, each as its name says (testMode.ts). */
+  testMode: TestModeCounts;
   /** 200 to delivered, by client and kind: the quiet clients' beside the flooding client's (clientTimes.ts). */
   clients: ClientTimes[];
   seconds: { traffic: number; drain: number; lookups: number; events: number; total: number };
@@ -178,6 +194,9 @@ const OUTAGE_AFTER_FAILURES = 3;
 
 /** The service's ERP concurrency cap (serverless.yml's default): SAP calls that may be in flight as a hold opens. */
 const ERP_MAX_CONCURRENCY = 2;
+
+/** DELIVERY_MAX_ATTEMPTS handed to the service: a `FAIL` test record ends `failed` after this many. */
+const DELIVERY_MAX_ATTEMPTS = 5;
 
 const SAP_CREDENTIALS = { username: 'SOAKUSER', password: 'soak-pass' };
 const SF_CREDENTIALS = { clientId: 'soak-client', clientSecret: 'soak-secret' };
@@ -204,6 +223,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
   const settings = {
     records: options.records ?? 5_000,
     flood: options.flood ?? Math.floor((options.records ?? 5_000) / 4),
+    testShare: options.testShare ?? 0.08,
     restarts: options.restarts ?? 3,
     concurrency: options.concurrency ?? 12,
     maxTries: options.maxTries ?? 6,
@@ -264,6 +284,8 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
   // Hold openings, from the service's log lines and its hold items (holdWatch.ts).
   const holdWatch = createHoldWatch();
   let stopHoldPolls: (() => Promise<void>) | undefined;
+  /** The record ids seen in the dead-letter queues (deadLetters.ts): a test record must never be one. */
+  let stopDeadLetterWatch: (() => Promise<Set<string>>) | undefined;
   const service = createService({
     port,
     dataDir,
@@ -277,7 +299,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       CRM_CLIENT_ID: SF_CREDENTIALS.clientId,
       CRM_CLIENT_SECRET: SF_CREDENTIALS.clientSecret,
       DELIVERY_RETRY_BASE_SECONDS: '1',
-      DELIVERY_MAX_ATTEMPTS: '5',
+      DELIVERY_MAX_ATTEMPTS: String(DELIVERY_MAX_ATTEMPTS),
       OUTAGE_AFTER_FAILURES: String(OUTAGE_AFTER_FAILURES),
       OUTAGE_PROBE_SECONDS: String(settings.probeSeconds),
       // A record whose worker was killed mid-delivery is delivered again once its claim runs out (default 90 s).
@@ -302,10 +324,11 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     await service.start();
     log(`npm start ready on ${service.url}`);
     stopHoldPolls = pollHolds(dataDir, holdWatch);
+    stopDeadLetterWatch = watchDeadLetters(dataDir);
     chaos = startDownstreamChaos({ sap, salesforce });
 
     // ---- Traffic, with restarts and one SAP outage on the way.
-    const workload = createWorkload(settings.records, run, random, settings.flood);
+    const workload = createWorkload(settings.records, run, random, settings.flood, settings.testShare);
     const results: PlanResult[] = [];
     const kills: number[] = [];
     const trafficStarted = Date.now();
@@ -384,7 +407,8 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
             Array.from({ length: plan.copies }, () => sendWithRetries(service, plan, settings.maxTries)),
           );
           results.push({ plan, sends });
-          if (sends.some((send) => send.final.status === 200))
+          // The outage's and the clients' figures follow live records: a test record never waits for SAP.
+          if (!isTestPlan(plan) && sends.some((send) => send.final.status === 200))
             for (const record of plan.records)
               if (!answeredAt.has(record.token)) answeredAt.set(record.token, Date.now());
           if (sends.some((send) => send.final.status === 200)) workload.accepted(plan);
@@ -559,6 +583,25 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         `settled records listed with their final state (${feedCheck.counts.feedEntries} entries)`,
     );
 
+    // ---- Test mode: the test client's records apart. The ledger's promise (each record at SAP or Salesforce
+    // exactly once) is of live records; a test record's is never to be there at all, and to end as its name says.
+    const live = liveLedgerInput(results, stillAccepted);
+    const liveResults = live.results;
+    const testRecords = sentTestRecords(results);
+    const deadLettered = (await stopDeadLetterWatch?.()) ?? new Set<string>();
+    const testCheck = checkTestMode({
+      records: testRecords,
+      downstreamRequests: [...sap.requests, ...salesforce.requests],
+      deadLettered,
+      statuses,
+      maxAttempts: DELIVERY_MAX_ATTEMPTS,
+    });
+    log(
+      `test mode: ${testCheck.counts.testAsNamed} of ${testCheck.counts.testRecords} test records as their names ` +
+        `say, ${testCheck.counts.testAtDownstream} request(s) of them at SAP or Salesforce, ` +
+        `${testCheck.counts.testDeadLettered} dead-lettered (${deadLettered.size} dead letters seen in all)`,
+    );
+
     const sapCalls = sapCallsOf(sap.requests, sapTimes, sap.servicePath, sap.registrations);
     const salesforceCalls = salesforceCallsOf(
       salesforce.requests,
@@ -566,14 +609,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       salesforce.cases,
       salesforce.externalIdField,
     );
-    const { counts, outcomes } = reconcile({
-      results,
-      sapCalls,
-      salesforceCalls,
-      kills,
-      statuses,
-      acceptedInStore: stillAccepted,
-    });
+    const { counts, outcomes } = reconcile({ ...live, sapCalls, salesforceCalls, kills, statuses });
     // When each request reached SAP while it was down (seconds into the outage): where the calls fell.
     const downAt = sapTimes
       .filter((at) => outage.from > 0 && at >= outage.from && at <= outage.to)
@@ -596,7 +632,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     const during = (at: number | undefined) =>
       at !== undefined && outage.from > 0 && at >= outage.from && at <= outage.to;
     const salesDuringOutage = { alone: 0, together: 0 };
-    for (const { plan } of results) {
+    for (const { plan } of liveResults) {
       if (plan.op !== 'sale' || plan.fresh === 0) continue;
       if (!during(answeredAt.get(plan.records[0]?.token ?? ''))) continue;
       if (plan.records.length > 1) salesDuringOutage.together++;
@@ -629,7 +665,8 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         eventsKept(eventCheck.counts) &&
         feedKept(feedCheck.counts) &&
         outageReport.kept &&
-        holdReport.kept,
+        holdReport.kept &&
+        testModeKept(testCheck.counts),
       outage: outageReport,
       hold: { ...holdReport, salesDuringOutage },
       calls,
@@ -641,10 +678,16 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         ...counts.examples,
         ...eventExamples,
         ...(feedCheck.examples.length > 0 ? { feed: feedCheck.examples } : {}),
+        ...testCheck.examples,
       },
+      testMode: testCheck.counts,
       events: eventCheck.counts,
       feed: feedCheck.counts,
-      clients: deliveryTimesByClient({ results, answeredAt, calls: [...sapCalls, ...salesforceCalls] }),
+      clients: deliveryTimesByClient({
+        results: liveResults,
+        answeredAt,
+        calls: [...sapCalls, ...salesforceCalls],
+      }),
       restarts: {
         kills: stats.kills,
         starts: stats.starts,
@@ -674,6 +717,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     weather.calm();
     chaos?.calm();
     await stopHoldPolls?.();
+    await stopDeadLetterWatch?.();
     await service.stop().catch(() => {});
     await Promise.all([
       sqsProxy.stop(),

@@ -54,6 +54,9 @@ export interface StatusLookup {
   status?: string;
   error?: string;
   attempts?: number;
+  downstreamId?: string;
+  /** The look-up's `test` mark (a test client's record). */
+  test?: boolean;
 }
 
 export type Outcome = 'delivered' | 'rejected' | 'failed' | 'lost' | 'duplicated' | 'stuck' | 'inconsistent';

@@ -35,8 +35,15 @@ export const lookUpStatus = async (
       const text = await response.text();
       last = { http: response.status };
       if (response.status === 200) {
-        const body = JSON.parse(text) as { status?: string; error?: string; attempts?: number };
-        return { http: 200, status: body.status, error: body.error, attempts: body.attempts };
+        const body = JSON.parse(text) as StatusLookup;
+        return {
+          http: 200,
+          status: body.status,
+          error: body.error,
+          attempts: body.attempts,
+          ...(body.downstreamId === undefined ? {} : { downstreamId: body.downstreamId }),
+          ...(body.test === undefined ? {} : { test: body.test }),
+        };
       }
       if (response.status < 500) return last;
     } catch {

@@ -8,6 +8,7 @@
  * service gave the record.
  */
 import type { Random } from './random.ts';
+import { TEST_CLIENT } from './testMode.ts';
 
 export type Operation = 'sale' | 'case';
 
@@ -50,8 +51,10 @@ export interface Plan {
   copies: number;
   /** The earlier plan repeated, whose key is reused or whose frame number is reused. */
   of?: number;
-  /** The client sending it when not its operation's usual one: the flooding client's cases. */
+  /** The client sending it when not its operation's usual one: the flooding client's cases, the test client's. */
   client?: string;
+  /** Sent as the test client (`"mode": "test"`): its records are answered by the simulators (testMode.ts). */
+  test?: boolean;
 }
 
 /** The client that floods the cases queue at the start of the traffic (issue 21: fair share between clients). */
@@ -116,8 +119,16 @@ export interface Workload {
  * @param run a 4-character [0-9A-Z] tag of the campaign, in every token and frame number
  * @param flood how many of them are the flooding client's cases, planned first: its backlog on the cases queue is
  *   what the other clients' cases must not wait behind
+ * @param testShare the share of the other plans sent as the test client (testMode.ts TEST_CLIENT): one new sale or
+ *   case each, its last name one of the simulators' magic names or an ordinary one
  */
-export const createWorkload = (records: number, run: string, random: Random, flood = 0): Workload => {
+export const createWorkload = (
+  records: number,
+  run: string,
+  random: Random,
+  flood = 0,
+  testShare = 0,
+): Workload => {
   let floodLeft = Math.min(flood, records);
   let recordCount = 0;
   let planCount = 0;
@@ -219,6 +230,37 @@ export const createWorkload = (records: number, run: string, random: Random, flo
     });
   };
 
+  /** One new sale or case of the test client: a magic last name (any case) or an ordinary one. */
+  const testPlan = (): Plan => {
+    const lastName = random.pick(['REJECT', 'Reject', 'RETRY', 'retry', 'FAIL', 'Fail', '', '', '', '']);
+    if (random.chance(0.6)) {
+      const sale = newSale();
+      if (lastName) sale.fields.Name = lastName;
+      return plan({
+        kind: 'single',
+        op: 'sale',
+        records: [sale],
+        fresh: 1,
+        form: false,
+        copies: 1,
+        client: TEST_CLIENT,
+        test: true,
+      });
+    }
+    const kase = newCase();
+    if (lastName) kase.fields.surname = lastName;
+    return plan({
+      kind: 'case',
+      op: 'case',
+      records: [kase],
+      fresh: 1,
+      form: random.chance(0.4),
+      copies: 1,
+      client: TEST_CLIENT,
+      test: true,
+    });
+  };
+
   const race = (): Plan => {
     const roll = random.next();
     const idempotencyKey = random.chance(0.5) ? key() : undefined;
@@ -254,6 +296,8 @@ export const createWorkload = (records: number, run: string, random: Random, flo
     planned: () => fresh,
     accepted(done) {
       if (done.kind === 'keyConflict' || done.kind === 'repeat' || done.kind === 'keyRepeat') return;
+      // The test client's plans are not repeated: the ledger follows live records, testMode.ts the test ones.
+      if (done.test) return;
       // With an Idempotency-Key the key decides what is a repeat (CONTRACT 1), so a keyed body is repeated with
       // its key only: without it, the same content is another record by design.
       (done.idempotencyKey ? keyed : unkeyed).push(done);
@@ -273,6 +317,7 @@ export const createWorkload = (records: number, run: string, random: Random, flo
           client: FLOODING_CLIENT,
         });
       }
+      if (testShare > 0 && random.chance(testShare)) return testPlan();
       const roll = random.next();
       if (roll < 0.04) return race();
       if (roll < 0.09 && unkeyed.length > 0) {
