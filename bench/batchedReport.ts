@@ -6,9 +6,12 @@
 import type { BatchedResult, Downstream, DrainRun } from './batchedDelivery.ts';
 import { markdownTable, type ResultRow, ratio, us, yesNo } from './table.ts';
 
-/** Issue 20's goals under a backlog of 1,000: records per downstream call. */
+/** The goals of batched delivery under a backlog of 1,000: records per downstream call. */
 export const BATCH_GOALS: Record<Downstream, number> = { salesforce: 100, sap: 20 };
-/** The Salesforce allowance the capacity table is stated against (CONTRACT: Enterprise, 15 licences). */
+/**
+ * The Salesforce allowance the capacity table is stated against: an Enterprise Edition org with 15 licences,
+ * 100,000 + 1,000 per licence calls a day (Salesforce's Developer Limits and Allocations, API request limits).
+ */
 export const SALESFORCE_ALLOWANCE = { callsPerDay: 115_000, share: 0.2 } as const;
 
 const NAMES: Record<Downstream, string> = { sap: 'SAP', salesforce: 'Salesforce' };

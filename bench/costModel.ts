@@ -618,7 +618,7 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
     ['fixed cost per month', 'USD'],
     [...Object.entries(fixed).map(([k, v]) => [k, usd(v)]), ['**total**', `**${usd(sum(fixed))}**`]],
   );
-  // Fewer, larger worker invocations (issue 20): the worker's share of the bill per setting.
+  // Fewer, larger worker invocations: the worker's share of the bill per setting.
   const workerTable = (() => {
     const settings = o.workerSettings ?? [];
     if (settings.length === 0) return '';
@@ -678,7 +678,7 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
       `no Idempotency-Key, every delivery first time right (a retry adds an UpdateItem, a ChangeMessageVisibility, a receive and a worker share), no free tier; ` +
       `log storage (${usd(PRICES.logsStoredGbMonth.usd)}/GB-month compressed, 30 days) and alarms left out. SDK: the README's warm CPU difference and +${ALLOWANCE.sdkColdStartExtraMs} ms per cold start. ` +
       'HTTP API loses API keys and usage plans (per-client throttle and quota at the gateway) and the contract-shaped gateway responses of deploy/apiKeys.cjs: key checks, throttling and quotas would move into the handlers.',
-    "Message group ids cost nothing: each message names its client as its MessageGroupId (SQS fair queues, issue 21), a feature of standard queues with no price of its own (SQS bills requests, each 64 KiB chunk one; https://aws.amazon.com/sqs/pricing/); the id and the body's `owner` add a few dozen bytes to a message, far from a chunk, and no request.",
+    "Message group ids cost nothing: each message names its client as its MessageGroupId (SQS fair queues), a feature of standard queues with no price of its own (SQS bills requests, each 64 KiB chunk one; https://aws.amazon.com/sqs/pricing/); the id and the body's `owner` add a few dozen bytes to a message, far from a chunk, and no request.",
   ];
   // The cuts, before and after, per scenario: the claim no longer moves the record in the `open` index; the outbox
   // keeps only what the record does not say.
@@ -716,7 +716,7 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
   const waste = [
     "Cut: the claim moved `dueAt` in the sparse `open` index (a delete and a put, one write unit each) only to keep the reconciler off a record being delivered; the reconciler's conditional postpone now checks the lease instead, and the claim writes no index attribute. " +
       `Saved ${usd(before[0] - firstCut[0])} per million records. And the outbox kept the whole event (ids, client, times, frame, dealer: all on the record already), which took a delivered record past 1 KB, so the outcome's write and the outbox's emptying cost two write units each; it now keeps the change only and the event is made from the record when published: ${usd(firstCut[0] - after[0])} more for sales (table above). ` +
-      `What the events, the operations index and retention cost (issue 13): the \`status\` index (3 writes a record), the \`events\` and \`purge\` indexes (4), EventBridge and the webhook calls, ${(featureShare(0) * 100).toFixed(0)} % of a 1-record request's total and ${(featureShare(2) * 100).toFixed(0)} % of a 500-record one's, plus two table writes (the outbox emptied, the personal fields removed). ` +
+      `What the events, the operations index and retention cost: the \`status\` index (3 writes a record), the \`events\` and \`purge\` indexes (4), EventBridge and the webhook calls, ${(featureShare(0) * 100).toFixed(0)} % of a 1-record request's total and ${(featureShare(2) * 100).toFixed(0)} % of a 500-record one's, plus two table writes (the outbox emptied, the personal fields removed). ` +
       `Next candidates, named not cut: the \`status\` index could leave out \`delivered\` records (1 write a record less; counting delivered records would then need the metrics); CloudWatch Logs, ${(logShare * 100).toFixed(0)} % at 1 record per request (the INFO \`delivered\` line alone is ${m.logs.deliveredRecord} B per record); ` +
       'and for 1-record requests the per-request fees (API Gateway, SendMessageBatch, Lambda), which a client sending 10 records per request divides by 10.',
   ];
@@ -732,7 +732,7 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
       '',
       ...(workerTable
         ? [
-            'The worker per million records, by how it is fed (issue 20: fewer, larger invocations; a batched call answers in ' +
+            'The worker per million records, by how it is fed (fewer, larger invocations; a batched call answers in ' +
               `${ALLOWANCE.downstreamMs} ms + ${ALLOWANCE.downstreamPerBatchedRecordMs} ms per further record it carries, stated; the calls of one invocation go one after another; ` +
               `claims, outcomes and events ${WORKER_WRITES_AT_ONCE} at once; worker CPU ${(o.workerCpuUs / 1000).toFixed(2)} ms per record for every setting):`,
             '',

@@ -1,6 +1,6 @@
 /**
- * Fair share between clients (issue 21): a quiet client's delivery time while another client's backlog drains,
- * each figure beside its baseline measured in the same run. Sales registrations to the SAP sandbox through
+ * Fair share between clients (docs/behaviour.md#batching): a quiet client's delivery time while another client's
+ * backlog drains, each figure beside its baseline measured in the same run. Sales registrations to the SAP sandbox through
  * functions/deliveryWorker.ts and the local runner's own poller (local/queuePoller.ts `startPoller`, as
  * `npm start` runs it: the deployed batchSize, batching window and maximumConcurrency):
  *

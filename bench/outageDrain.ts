@@ -1,5 +1,5 @@
 /**
- * How long a backlog takes to drain after a downstream outage ends (issue 19), against the concurrency cap's own
+ * How long a backlog takes to drain after a downstream outage ends (docs/behaviour.md#outages-and-holds), against the concurrency cap's own
  * limit measured in the same run. Sales registrations to the SAP sandbox (the volume):
  *
  * - **Baseline**: `records` accepted (status records and messages, as intake leaves them) while SAP is up, then

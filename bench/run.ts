@@ -164,7 +164,7 @@ const costSection = (
   frameIndex: boolean,
   worker: Awaited<ReturnType<typeof deployedWorker>>,
 ) => {
-  // Fewer, larger invocations: the worker as it was, as deployed, and at the batch size issue 20 names.
+  // Fewer, larger invocations: the worker as it was, as deployed, and at the batch size of 200 the event source is deployed with.
   const workerSettings: WorkerSetting[] = [
     {
       name: 'before batching: 10 per invocation, one call per record',
@@ -262,13 +262,13 @@ if (capacityOnly) {
   process.exit(0);
 }
 
-const batchedTitle = 'Batched delivery (issue 20): downstream calls per record, lone-record latency';
-const outageTitle = 'Drain after an outage (issue 19)';
+const batchedTitle = 'Batched delivery: downstream calls per record, lone-record latency';
+const outageTitle = 'Drain after an outage';
 const outageNote = (sizes: number[]) =>
   sizes.includes(10_000)
     ? undefined
     : `Backlogs measured: ${sizes.join(', ')} (10,000 was not run here: it takes too long on this 2-core machine shared with other work).`;
-const fairTitle = 'Fair share between clients (issue 21)';
+const fairTitle = 'Fair share between clients';
 const fairNote = (sizes: number[]) =>
   sizes.includes(100_000)
     ? undefined

@@ -1,5 +1,5 @@
 /**
- * The local poller's check of the downstream holds (CONTRACT section 3, "Outages"): while a downstream is held,
+ * The local poller's check of the downstream holds (docs/behaviour.md#outages-and-holds): while a downstream is held,
  * its queue's poller receives at most one batch per probe period instead of spinning through the backlog (the
  * worker would only hand each message back). On AWS the event source keeps polling and the worker's long
  * visibility does this; locally the poller need not pay for it.

@@ -37,7 +37,7 @@ const wholeCallError = (errorCode: string, message: string): SalesforceError[] =
 ];
 
 /**
- * Starts a handler for the sObject Collections upsert of CONTRACT section 3, CRM, "Several cases in one call":
+ * Starts a handler for the sObject Collections upsert (docs/behaviour.md#batching):
  * up to 200 Case records, `allOrNone: false`, each upserted by its external id and judged by the same rules
  * as the single upsert (salesforceCaseRules.ts), the answer `200` with one result per record in order.
  * Faults `{ on: 'collections' }` apply to the whole call, except `recordErrors` (the records at those positions

@@ -88,7 +88,7 @@ const defaultErrors = (status: number): SalesforceError[] => {
 };
 
 /**
- * Starts a stand-in for the Salesforce org of CONTRACT section 3 (CRM): the client-credentials token
+ * Starts a stand-in for the Salesforce org (docs/behaviour.md#salesforce-protocol): the client-credentials token
  * endpoint, Case upsert by external id (PATCH: 201 created, or 200 with `created: false` when the external
  * id exists, so a repeated delivery never makes a second case), Salesforce-style field checks and errors.
  * `GET /_sandbox/cases` lists the stored cases for a person watching. Several cases go in one sObject

@@ -79,8 +79,8 @@ const batchAnswer = (boundary: string, results: ChangeSetResult[]): string => {
 };
 
 /**
- * Starts a handler for `POST {service root}/$batch` (CONTRACT section 3, ERP, "Several registrations in one
- * call"): CSRF required as for the single POST, one change set per registration, each holding one
+ * Starts a handler for `POST {service root}/$batch` (docs/behaviour.md#batching): CSRF required as for the single
+ * POST, one change set per registration, each holding one
  * `POST <entity set>` judged by the same rules (sapRegistrationRules.ts) and stored on its own; a RegistrationId
  * already stored answers `409` naming it. The answer is `202` with one part per change set, in order.
  * Faults `{ on: 'batch' }` apply to the whole call; `dropAnswer` stores everything, then closes the connection;

@@ -66,7 +66,7 @@ const odataError = (code: string, message: string) => ({
 });
 
 /**
- * Starts a stand-in for the SAP Gateway OData v2 service of CONTRACT section 3 (ERP): Basic authentication,
+ * Starts a stand-in for the SAP Gateway OData v2 service (docs/behaviour.md#sap-protocol): Basic authentication,
  * CSRF tokens bound to a session cookie, the SalesRegistration entity set, SAP-style errors.
  *
  * Exactly-once: a POST repeating a stored RegistrationId is refused with **409** naming that RegistrationId and
@@ -181,7 +181,7 @@ export async function startSapSandbox(options: SapSandboxOptions = {}): Promise<
 
     const repeat = book.withId(record.RegistrationId);
     if (repeat) {
-      // CONTRACT (ERP): a repeated RegistrationId is refused with 409 naming it; nothing is created.
+      // A repeated RegistrationId is refused with 409 naming it; nothing is created (docs/behaviour.md#sap-protocol).
       const differs = sameContent(repeat.entity, record) ? '' : ' with different content';
       exchange.reply(
         409,

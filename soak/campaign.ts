@@ -103,7 +103,7 @@ export interface SoakOptions {
   /**
    * How long the SAP outage lasts (the sandbox switched down); 0: none. Default 90: five times as long as a
    * record's five attempts take at the campaign's 1 s backoff base (1 + 2 + 4 + 8 s, plus jitter): every record
-   * sent during it would be `failed` without the hold (CONTRACT 3, "Outages: waited out, not failed"); and many
+   * sent during it would be `failed` without the hold (docs/behaviour.md#outages-and-holds); and many
    * times the probe period and the re-queue delay, so the held records' messages are handed back and re-queued
    * again and again (their hidden time grows with the hold) while sales keep arriving, alone and several in one
    * request (one `$batch`).

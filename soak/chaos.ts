@@ -136,7 +136,7 @@ export const createIntakeWeather = (everyMs = 20_000, stormMs = 3_000) => {
   };
 };
 
-/** Past the downstream clients' 10 s timeout (CONTRACT 3): the request is carried out, its answer comes too late. */
+/** Past the downstream clients' 10 s timeout (docs/behaviour.md#delivery-and-retries): the request is carried out, its answer comes too late. */
 const pastDownstreamTimeoutMs = 10_500;
 
 const sapTransient = (): SapFault =>
@@ -277,7 +277,7 @@ const failsWholeCall = (fault: SapFault | SalesforceFault): boolean => {
  * locks 3 to 6 cases in a row from one of the first positions (a streak as long as OUTAGE_AFTER_FAILURES, right
  * after an upserted case), `scattered` about a third of them. The first case is never locked and a call carries
  * at least two (a lone case goes by the single upsert), so every call is answered in part: some cases upserted,
- * the others locked, which a hold must take for answers (CONTRACT 3). Only some of a call are locked, so a case
+ * the others locked, which a hold must take for answers (docs/behaviour.md#outages-and-holds). Only some of a call are locked, so a case
  * rarely meets a lock at every try (locking nearly all, the first runs left cases `failed` after five locks).
  */
 const lockedInPart = (pattern: 'a run' | 'scattered'): SalesforceFault => {

@@ -1,5 +1,5 @@
 /**
- * The campaign's delivery times by client (issue 21: fair share between clients): for each record answered 200
+ * The campaign's delivery times by client (fair share between clients: docs/behaviour.md#batching): for each record answered 200
  * and delivered, the time from its 200 to the first delivery call that the downstream took it in, by the client
  * that sent it and the record's kind. The quiet clients' times beside the flooding client's show whether one
  * client's backlog held the others up.

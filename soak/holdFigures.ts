@@ -1,5 +1,5 @@
 /**
- * The soak's verdicts on the outage hold where it meets batched delivery (issue 29):
+ * The soak's verdicts on the outage hold where it meets batched delivery (docs/behaviour.md#outages-and-holds):
  *
  * - **first delivery after the downstream came back**: seconds from the moment SAP is up again to the first
  *   registration it stores. The hold's next probe is due within OUTAGE_PROBE_SECONDS, and the record it takes is
@@ -9,7 +9,7 @@
  * - **holds opened while the downstream answered**: openings of an `outage` hold (holdWatch.ts saw them) by a call
  *   the downstream answered in part: some of its records delivered or refused for their content (such as a
  *   Collections answer with some cases upserted and some `UNABLE_TO_LOCK_ROW`). Any is one too many. A hold opened
- *   by a call that failed for every record in it is the rule's (CONTRACT 3: a call that failed whole counts once
+ *   by a call that failed for every record in it is the rule's (docs/behaviour.md#outages-and-holds: a call that failed whole counts once
  *   per record it carried, so one `$batch` of 50 answered 503 opens it, SAP down or not); which call opened a hold
  *   is read from the records' histories (holdWatch.ts openingCallsInStore). An opening whose call was not found is
  *   counted apart (`unexplained`), judged by the outage alone: on SAP within the outage (and `graceMs` after it, for a

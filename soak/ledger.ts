@@ -9,7 +9,7 @@
  *   answered: a second record of the same content refused by SAP for its frame number counts too);
  * - creations: the downstream records made for it (SAP POSTs answered 201; Salesforce upserts answered 201);
  * - repeats: requests for it the downstream recognised as the same record by its id and created nothing for
- *   (SAP: 409 to a RegistrationId already created, CONTRACT 3; Salesforce: an upsert answered 200 or 204). The
+ *   (SAP: 409 to a RegistrationId already created, docs/behaviour.md#sap-protocol; Salesforce: an upsert answered 200 or 204). The
  *   service sends a record again when it never learned the outcome of its last request: an answer lost (a reset,
  *   a timeout), its status write lost, or a SIGKILL (`repeatedAtKill`: within `killWindowMs` of one);
  * - answered 200: some request carrying it was answered 200;

@@ -1,6 +1,6 @@
 /**
  * The soak's figures of the SAP outage and of batching: what reached SAP while it was down against the probes
- * the hold allows (CONTRACT 3, "Outages: waited out, not failed"), the records sent during it that ended
+ * the hold allows (docs/behaviour.md#outages-and-holds), the records sent during it that ended
  * `failed` (none may), and how many records each delivery call carried.
  */
 import type { SalesforceDeliveryCall } from '../sandbox/salesforceCollections.ts';

@@ -57,7 +57,7 @@ export interface Plan {
   test?: boolean;
 }
 
-/** The client that floods the cases queue at the start of the traffic (issue 21: fair share between clients). */
+/** The client that floods the cases queue at the start of the traffic (fair share between clients: docs/behaviour.md#batching). */
 export const FLOODING_CLIENT = 'example-dealer';
 
 /** The client that sends a plan: its own, else the dealer for sales and the web forms for cases. */
@@ -298,7 +298,7 @@ export const createWorkload = (
       if (done.kind === 'keyConflict' || done.kind === 'repeat' || done.kind === 'keyRepeat') return;
       // The test client's plans are not repeated: the ledger follows live records, testMode.ts the test ones.
       if (done.test) return;
-      // With an Idempotency-Key the key decides what is a repeat (CONTRACT 1), so a keyed body is repeated with
+      // With an Idempotency-Key the key decides what is a repeat (docs/API.md#repeats-and-retries), so a keyed body is repeated with
       // its key only: without it, the same content is another record by design.
       (done.idempotencyKey ? keyed : unkeyed).push(done);
       if (done.op === 'sale' && done.records.length === 1) singleSales.push(done);

@@ -363,7 +363,7 @@ const recordAll = async (
 };
 
 /**
- * Delivers the records an SQS batch names (CONTRACT section 3): every message is read, then one call at a time
+ * Delivers the records an SQS batch names (docs/behaviour.md#batching): every message is read, then one call at a time
  * (SAP `$batch` of ERP_BATCH_SIZE, Salesforce Collections of 200; a lone record by the single call), the
  * downstream's hold asked before each (held: the rest go back unclaimed and hidden, nothing more reaches the
  * downstream; a due probe: that call is it): its records are claimed (the lease, which counts the try), the call is

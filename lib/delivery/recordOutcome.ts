@@ -124,7 +124,7 @@ export const recordOutcome = async (
   }
   const callFailures = callFailuresSince(status, hold);
   if (context.notOwnFailure && callFailures < settings.maxAttempts) {
-    // "A record's attempts are for its own faults" (CONTRACT section 3): a call that failed for every record in it
+    // Only a record's own faults spend its tries (docs/behaviour.md#delivery-and-retries): a call that failed for every record in it
     // says nothing of this one. Such give-backs have a budget of their own; past it the record goes in a call of its
     // own (lib/delivery/deliverBatch.ts), so a record that makes every call it is in fail still ends `failed`, and
     // none ends `failed` through calls that failed whole.

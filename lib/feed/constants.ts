@@ -1,7 +1,7 @@
 /** The sparse global secondary index of the event feed: partition key `feedClient`, sort key `feedKey`. */
 export const FEED_INDEX = 'feed';
 
-/** How far back the feed reaches (CONTRACT section 5): entries older than this are not served, and expire. */
+/** How far back the feed reaches (docs/behaviour.md#webhooks-and-the-event-feed): entries older than this are not served, and expire. */
 export const FEED_WINDOW_DAYS = 30;
 
 /** The feed's window in milliseconds. */
@@ -20,7 +20,7 @@ export const FEED_SETTLE_MS = 5_000;
 /** The longest a feed write may take and keep its date (see {@link FEED_SETTLE_MS}). */
 export const FEED_WRITE_MAX_MS = 1_000;
 
-/** `limit`'s bounds and default (CONTRACT section 5). */
+/** `limit`'s bounds and default (docs/behaviour.md#webhooks-and-the-event-feed). */
 export const FEED_LIMIT_MIN = 1;
 export const FEED_LIMIT_MAX = 100;
 export const FEED_LIMIT_DEFAULT = 50;

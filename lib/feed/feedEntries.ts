@@ -9,7 +9,7 @@ import { conditionally } from '../store/table.ts';
 import { FEED_WINDOW_MS, FEED_WRITE_MAX_MS } from './constants.ts';
 import { feedKeyOf, feedPkOf } from './feedKey.ts';
 
-/** An entry of the event feed as a client reads it: the event's id, then the event (CONTRACT section 5). */
+/** An entry of the event feed as a client reads it: the event's id, then the event (docs/behaviour.md#webhooks-and-the-event-feed). */
 export type FeedEvent = { id: string } & WebhookEvent;
 
 /** Tries of one entry's write before the publisher gives up (the events stay in the outbox for the reconciler). */

@@ -45,7 +45,7 @@ const stateOf = (hold: HoldRecord): HoldState =>
     : { held: false, ...(hold.closedAt ? { closedAt: hold.closedAt } : {}) };
 
 /**
- * The downstream holds of CONTRACT section 3 ("Outages: waited out, not failed") for one worker instance: the
+ * The downstream holds (docs/behaviour.md#outages-and-holds) for one worker instance: the
  * hold items in the records table (lib/outage/holdStore.ts, conditional writes only), the rules
  * (lib/outage/rules.ts), and a short cache of what this instance last read.
  *

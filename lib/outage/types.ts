@@ -1,4 +1,4 @@
-/** Types of the downstream hold (CONTRACT section 3, "Outages: waited out, not failed"). */
+/** Types of the downstream hold (docs/behaviour.md#outages-and-holds). */
 
 /** A downstream system the worker delivers to. */
 export type Downstream = 'erp' | 'crm';

@@ -173,7 +173,7 @@ const queueProbe = async (
  * worker claims records, and only a claim counts a try). At most `limit` records per kind a run (the oldest due
  * first); the rest wait for the next run. The same code runs as a scheduled function on AWS and in `npm start`.
  *
- * Downstream holds (CONTRACT section 3, "Outages"), read once per run: while a kind's downstream is held its
+ * Downstream holds (docs/behaviour.md#outages-and-holds), read once per run: while a kind's downstream is held its
  * records are not queued again (the worker would only hand them back), except one probe record each run its
  * hold's next probe is due (no worker has claimed it since `probeAt`): whatever its `dueAt`, the record no worker
  * holds that nobody has moved for longest, of the first few of the index (see probeCandidates), so the records

@@ -124,7 +124,7 @@ export const reconcileSettings: Setting<ReconcileSettings> = setting((env) => ({
   maxAfterHold: positiveInteger('RECONCILE_MAX_AFTER_HOLD', env.RECONCILE_MAX_AFTER_HOLD, 5000),
 }));
 
-/** Delivery settings (CONTRACT section 3), read from the environment. */
+/** Delivery settings (docs/behaviour.md#delivery-and-retries), read from the environment. */
 export interface DeliverySettings {
   /**
    * All tries, the first included, counted on the record (`tries`). The queue's maxReceiveCount is set far higher
@@ -153,7 +153,7 @@ export const deliverySettings: Setting<DeliverySettings> = setting((env) => ({
   leaseSeconds: positiveInteger('DELIVERY_LEASE_SECONDS', env.DELIVERY_LEASE_SECONDS, 90),
 }));
 
-/** Settings of the downstream hold (CONTRACT section 3, "Outages: waited out, not failed"). */
+/** Settings of the downstream hold (docs/behaviour.md#outages-and-holds). */
 export interface OutageSettings {
   /** `OUTAGE_AFTER_FAILURES` (default 5): transient failures in a row, whatever the records, that open a hold. */
   afterFailures: number;

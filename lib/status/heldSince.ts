@@ -5,7 +5,7 @@ import type { RecordStatus } from '../records/types.ts';
 import type { RecordKind } from '../types.ts';
 
 /**
- * Since when the downstream of these records has been held (CONTRACT section 3, "Outages"), for the status
+ * Since when the downstream of these records has been held (docs/behaviour.md#outages-and-holds), for the status
  * look-up of records still `accepted`: undefined when it is not held, and without a read when none of them is
  * `accepted` (a settled record never shows it). The read is the hold module's own: one GetItem of the hold item,
  * then trusted for `OUTAGE_STATE_CACHE_SECONDS` by this instance. The field is an extra: when the hold cannot be

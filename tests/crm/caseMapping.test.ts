@@ -22,7 +22,7 @@ const tempFile = (content: string): string => {
 };
 
 describe('mapCase with the shipped default mapping', () => {
-  it("maps every field of CONTRACT's table", () => {
+  it('maps every field of the default mapping (docs/behaviour.md#salesforce-protocol)', () => {
     // Act
     const body = mapCase(fullCase(), DEFAULT_CASE_MAPPING);
 

@@ -18,7 +18,7 @@ const upsertWith = (fault?: SalesforceFault, record = fullCase()) => {
 
 const errorEntry = (message: string, errorCode: string) => ({ message, errorCode, fields: [] });
 
-describe('CRM adapter: classification of answers (CONTRACT section 3, CRM)', () => {
+describe('CRM adapter: classification of answers (docs/behaviour.md#salesforce-protocol)', () => {
   it.each([
     [
       403,

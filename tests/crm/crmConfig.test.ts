@@ -8,7 +8,7 @@ const env = {
 };
 
 describe('crmConfigFromEnv', () => {
-  it('reads the settings with the defaults of CONTRACT section 3', () => {
+  it('reads the settings with the defaults of docs/behaviour.md#salesforce-protocol', () => {
     // Act
     const config = crmConfigFromEnv(env);
 

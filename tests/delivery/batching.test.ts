@@ -1,6 +1,6 @@
 /**
- * Batched delivery by the worker (CONTRACT section 3, "Several registrations in one call", "Several cases in one
- * call"), against dynalite, fauxqs, the real SAP and Salesforce sandboxes and an EventBridge stand-in: a batch of
+ * Batched delivery by the worker (docs/behaviour.md#batching), against dynalite, fauxqs, the real SAP and
+ * Salesforce sandboxes and an EventBridge stand-in: a batch of
  * messages makes one downstream call, each record's outcome inside it is recorded as a single call's would be and
  * its event published by the worker itself, a whole-call failure counts for every record and once for the hold, a
  * lost answer repeats safely, and copies of a message across batches and workers reach the downstream once.

@@ -1,5 +1,5 @@
 /**
- * The worker under a downstream hold (CONTRACT section 3, "Outages: waited out, not failed"), against dynalite,
+ * The worker under a downstream hold (docs/behaviour.md#outages-and-holds), against dynalite,
  * fauxqs and the real SAP and Salesforce sandboxes, the clock given: the hold opens after the threshold across two
  * records, then messages wait unclaimed with no downstream call; one probe per OUTAGE_PROBE_SECONDS, a failed one
  * spending no try; the first successful probe closes it and every record is delivered once; a single bad record

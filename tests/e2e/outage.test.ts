@@ -1,11 +1,11 @@
 /**
- * A SAP maintenance window through `npm start` (CONTRACT 3, "Outages: waited out, not failed"): the SAP sandbox
+ * A SAP maintenance window through `npm start` (docs/behaviour.md#outages-and-holds): the SAP sandbox
  * is switched down over its own control endpoint, sales keep coming for many times as long as all of a record's
  * attempts take, the sandbox stays down a while longer and comes back; every sale sent meanwhile is then
  * delivered exactly once, none was ever `failed`, nothing reached the dead-letter queue, and SAP saw only probes
  * while it was down.
  *
- * Then a hold hours old (issue 29, item 3): every waiting record has been in a failed probe, so each is due hours
+ * Then a hold hours old: every waiting record has been in a failed probe, so each is due hours
  * ahead and every copy hidden as long; SAP comes back and the first record is delivered within a probe period and
  * a reconciler period, then every record once. `npm start` runs on the real clock, so the hold's age is written:
  * the hold opens for real and its item's `heldSince` is then set three hours back in the store (the failed probes

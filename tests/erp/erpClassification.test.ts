@@ -19,7 +19,7 @@ const deliverWith = (fault: Parameters<ErpFixture['sap']['inject']>[0]) => {
   );
 };
 
-describe('ERP adapter: classification of answers (CONTRACT section 3, ERP)', () => {
+describe('ERP adapter: classification of answers (docs/behaviour.md#sap-protocol)', () => {
   it.each([401, 403, 408, 429, 500, 502, 503, 504, 301, 302, 307])(
     'HTTP %i is transient, counted as an attempt, with the ERP message',
     async (status) => {

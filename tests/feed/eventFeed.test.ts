@@ -1,5 +1,5 @@
 /**
- * The event feed (GET /events, CONTRACT section 5) against dynalite: entries written as the publisher writes them
+ * The event feed (GET /events, docs/behaviour.md#webhooks-and-the-event-feed) against dynalite: entries written as the publisher writes them
  * (lib/feed/feedEntries.ts, with an injected clock where a test needs old or late entries), read through the
  * deployed handler (functions/eventFeed.ts) or, where the clock matters, through feedRequest with an injected one.
  * Each test dates its entries in a period of its own, so tests sharing the table never see each other's entries.

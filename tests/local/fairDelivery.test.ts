@@ -1,5 +1,5 @@
 /**
- * Fair share between clients locally (issue 21): the local queue is a fair queue, as a standard queue is on AWS for
+ * Fair share between clients locally (docs/behaviour.md#batching): the local queue is a fair queue, as a standard queue is on AWS for
  * messages that carry a MessageGroupId (local/emulators/fauxqs/fairQueue.ts). Against it, the real worker through the local poller,
  * and the Salesforce sandbox: one client's flood queued first by the producers' own function, then one record of
  * another client; the quiet client's record goes out in the first batch, not after the flood's last, and nothing is

@@ -32,8 +32,8 @@ const committedText = readFileSync(new URL('../../openapi.json', import.meta.url
 const committed = JSON.parse(committedText) as JsonObject;
 const built = buildOpenApiDocument();
 
-/** The statuses the contract (section 1) gives each kind of operation; 500 for anything unexpected. */
-const CONTRACT_STATUSES = {
+/** The statuses each kind of operation answers (docs/API.md#answers-side-by-side); 500 for anything unexpected. */
+const DOCUMENTED_STATUSES = {
   post: ['200', '400', '403', '413', '415', '409', '422', '500', '503'],
   get: ['200', '403', '404', '500'],
   /** A look-up by query parameter: 400 for a bad parameter, never 404 (an empty list). */
@@ -242,12 +242,12 @@ describe('OpenAPI 3.1 structure', () => {
     }
   });
 
-  it('answers every operation with the contract’s statuses, each with a description', () => {
+  it('answers every operation with the documented statuses, each with a description', () => {
     for (const { path, method, operation } of operations(built)) {
       const responses = operation.responses as Record<string, JsonObject>;
       expect(Object.keys(responses).sort(), `${method} ${path}`).toEqual(
         [
-          ...CONTRACT_STATUSES[
+          ...DOCUMENTED_STATUSES[
             method === 'get' && !path.includes('{') ? 'query' : (method as 'get' | 'post')
           ],
         ].sort(),

@@ -47,7 +47,8 @@ vi.hoisted(() => {
 
 /**
  * Runs explored: each is a fresh table, queues and SAP sandbox, a few hundred milliseconds. About one run in 40
- * met the outbox race of issue 18 before its fix (this seed at its 35th); EXPLORE_RUNS and EXPLORE_SEED search
+ * met the outbox race (a publisher emptying an outbox that another had appended to; docs/design.md,
+ * "Events and webhooks") before its fix (this seed at its 35th); EXPLORE_RUNS and EXPLORE_SEED search
  * further by hand (e.g. EXPLORE_RUNS=1000).
  */
 const RUNS = Number(process.env.EXPLORE_RUNS ?? 50);

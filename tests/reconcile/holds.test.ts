@@ -1,5 +1,5 @@
 /**
- * The reconciler and the downstream holds (CONTRACT section 3, "Outages"), against dynalite and fauxqs with the
+ * The reconciler and the downstream holds (docs/behaviour.md#outages-and-holds), against dynalite and fauxqs with the
  * clock given: a held kind is not queued again but for one probe record when the hold's probe is due; once the
  * hold closes the whole backlog is queued again in the next runs (the per-run limit, not the re-queue spacing,
  * sets the pace); a record whose message expired during the outage is queued again; the holds are read every run.

@@ -1,5 +1,5 @@
 /**
- * The reconciler's probe record through a long hold (issue 29, item 3), against dynalite and fauxqs with the
+ * The reconciler's probe record through a long hold (docs/behaviour.md#outages-and-holds), against dynalite and fauxqs with the
  * clock given. A failed probe puts its record's `dueAt` off by half the hold's age, so after a while every waiting
  * record is due hours ahead and every copy is hidden as long: the probe record is then taken whatever its `dueAt`,
  * the one tried least recently first, never one a worker holds, one per kind and run, only once the hold's probe

@@ -1,5 +1,5 @@
 /**
- * `heldSince` in a waiting record's status look-up (CONTRACT section 3, "Outages"): the three GET operations of
+ * `heldSince` in a waiting record's status look-up (docs/behaviour.md#outages-and-holds): the three GET operations of
  * functions/recordStatus.ts against dynalite, with holds opened and closed through the hold module's own API
  * (lib/outage/hold.ts), never by writing the hold item; and what the look-up reads for it.
  */

@@ -16,7 +16,7 @@ import { createTokenCache } from './tokenCache.ts';
 import type { AccessToken, CrmClient, CrmConfig, PatchAnswer } from './types.ts';
 
 /**
- * Creates the Salesforce adapter for cases (CONTRACT section 3, CRM). Create it once per process: it caches
+ * Creates the Salesforce adapter for cases (docs/behaviour.md#salesforce-protocol). Create it once per process: it caches
  * the access token until Salesforce refuses it. The upsert by external id makes a repeat update the case
  * it created instead of creating a second one. Never throws per record: every result is a
  * {@link DeliveryOutcome}.

@@ -5,7 +5,7 @@ import { classifyCrmAnswer } from './response.ts';
 
 /**
  * The status a single upsert answers with the same error code. A Collections result carries only the code, and
- * a code decides its case as the single upsert's answer would (CONTRACT section 3, CRM, rule 4): most are
+ * a code decides its case as the single upsert's answer would (docs/behaviour.md#salesforce-protocol): most are
  * refusals of the record (400, permanent) or a locked row (400 `UNABLE_TO_LOCK_ROW`, transient); these say
  * "not now".
  */

@@ -27,8 +27,8 @@ export interface CollectionsContext {
 }
 
 /**
- * Upserts cases by external id in one sObject Collections call (CONTRACT section 3, CRM, "Several cases in one
- * call"): `PATCH …/composite/sobjects/Case/<external id field>` with `allOrNone: false`, so each case stands on
+ * Upserts cases by external id in one sObject Collections call (docs/behaviour.md#batching):
+ * `PATCH …/composite/sobjects/Case/<external id field>` with `allOrNone: false`, so each case stands on
  * its own. A `401 INVALID_SESSION_ID` gets a new token once and repeats the call.
  *
  * Each result decides its case as a single upsert would (its `statusCode` read like an `errorCode`:

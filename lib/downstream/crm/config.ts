@@ -10,7 +10,7 @@ import { loadCaseMapping } from './mappingFile.ts';
 import type { CrmConfig } from './types.ts';
 
 /**
- * Reads the CRM settings of CONTRACT section 3 from the environment; a CRM_CASE_MAPPING_FILE is read and
+ * Reads the CRM settings (docs/behaviour.md#salesforce-protocol) from the environment; a CRM_CASE_MAPPING_FILE is read and
  * validated here, so a bad file stops the start rather than every delivery.
  *
  * @throws CrmConfigError (or its CaseMappingError) naming the bad setting or mapping entry.

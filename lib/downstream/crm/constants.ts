@@ -4,7 +4,7 @@ import type { CaseRecord } from '../../types.ts';
 export const DEFAULT_CRM_API_VERSION = 'v66.0';
 export const DEFAULT_CASE_EXTERNAL_ID_FIELD = 'Web_Case_Id__c';
 
-/** CONTRACT section 3: downstream timeouts are 10 s. */
+/** Downstream calls time out after 10 s (docs/behaviour.md#delivery-and-retries). */
 export const DEFAULT_CRM_TIMEOUT_MS = 10_000;
 
 /**

@@ -1,4 +1,4 @@
-/** Salesforce REST adapter for cases (CONTRACT section 3, CRM). */
+/** Salesforce REST adapter for cases (docs/behaviour.md#salesforce-protocol). */
 export { type ApiUsage, parseApiUsage } from './apiUsage.ts';
 export { createCrmClient } from './client.ts';
 export { MAX_COLLECTION_SIZE } from './collections.ts';

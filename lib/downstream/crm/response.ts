@@ -2,7 +2,7 @@ import { type PersonalValue, safeErrorText } from '../../privacy/redaction.ts';
 import type { DeliveryOutcome } from '../types.ts';
 import { recordId, salesforceErrors } from './salesforceErrors.ts';
 
-/** Statuses that say "not now" rather than "not this record" (CONTRACT section 3, CRM). */
+/** Statuses that say "not now" rather than "not this record" (docs/behaviour.md#salesforce-protocol). */
 const isTransientStatus = (status: number): boolean =>
   status === 401 || // other than INVALID_SESSION_ID (handled before this point), or that one twice
   status === 403 || // REQUEST_LIMIT_EXCEEDED and every other 403
@@ -16,13 +16,13 @@ const isTransientStatus = (status: number): boolean =>
 /**
  * Error codes that make a 400 transient. Salesforce answers a row lock held by another transaction (a trigger,
  * a bulk job, a concurrent upsert of the same case) with 400 `UNABLE_TO_LOCK_ROW`, yet the same request succeeds
- * once the lock is released: the record is retried, not rejected (CONTRACT section 3, CRM, step 4). One such
+ * once the lock is released: the record is retried, not rejected (docs/behaviour.md#salesforce-protocol). One such
  * entry is enough: the lock stopped the upsert before anything else in it could be judged final.
  */
 const TRANSIENT_400_CODES = new Set(['UNABLE_TO_LOCK_ROW']);
 
 /**
- * Classifies Salesforce's answer to an upsert (CONTRACT section 3, CRM, steps 3 and 4).
+ * Classifies Salesforce's answer to an upsert (docs/behaviour.md#salesforce-protocol).
  * `personalValues` are blanked out of the error text in any form Salesforce may echo them (see safeErrorText).
  *
  * - any 2xx: delivered (a malformed body too: the case exists, repeating the upsert is harmless anyway);

@@ -31,7 +31,7 @@ export interface Limit {
 /** Salesforce field name to rule. */
 export type CaseMapping = Readonly<Record<string, MappingRule>>;
 
-/** Connection settings of the Salesforce org (CONTRACT section 3, CRM). */
+/** Connection settings of the Salesforce org (docs/behaviour.md#salesforce-protocol). */
 export interface CrmConfig {
   /** The org's My Domain URL, e.g. `https://example.my.salesforce.com`; the token endpoint lives here. */
   baseUrl: string;

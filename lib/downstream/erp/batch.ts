@@ -114,8 +114,8 @@ const wholeCallRefused = (status: number, text: string, personalValues: readonly
 };
 
 /**
- * Delivers registrations in one OData `$batch` call, one change set each (CONTRACT section 3, ERP, "Several
- * registrations in one call"): same CSRF token, cookies and Basic authentication as the single POST; a
+ * Delivers registrations in one OData `$batch` call, one change set each (docs/behaviour.md#batching): same CSRF
+ * token, cookies and Basic authentication as the single POST; a
  * `403 X-CSRF-Token: Required` fetches a new token once and repeats the whole call.
  *
  * Each change set's part decides its registration as a single POST's answer would (a `409` naming our

@@ -30,7 +30,7 @@ const changeSet = (entitySetName: string, json: string): string => {
 
 /**
  * Builds an OData v2 `$batch` body with one change set per entity, each holding one `POST <entity set>` with
- * that JSON body (CONTRACT section 3, ERP, "Several registrations in one call"). One change set each, so a
+ * that JSON body (docs/behaviour.md#batching). One change set each, so a
  * refused registration rolls back only itself. Boundaries are random UUIDs: no JSON body can contain them.
  * Written as text: the multipart library's stream encoder took 70 times as long for the same bytes (44 ms
  * against 0.6 ms for 50 change sets, measured side by side), and its answer parser is what needs the care.

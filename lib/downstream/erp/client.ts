@@ -10,7 +10,7 @@ import { classifyErpAnswer, isCsrfRequired, isOwnRepeat, repeatedDocumentNumber 
 import type { CsrfSession, ErpClient, ErpConfig, PostAnswer } from './types.ts';
 
 /**
- * Creates the SAP Gateway adapter for sales registrations (CONTRACT section 3, ERP). Create it once per
+ * Creates the SAP Gateway adapter for sales registrations (docs/behaviour.md#sap-protocol). Create it once per
  * process: it keeps the CSRF token and session cookies and reuses them until the ERP refuses them.
  * Never throws per record: every result is a {@link DeliveryOutcome}; several registrations go in one `$batch`
  * call of at most `callSize` (ERP_BATCH_SIZE): the worker slices a batch into calls and asks the hold before each.

@@ -21,7 +21,7 @@ export function erpBatchSizeFrom(env: Environment = environment()): number {
 }
 
 /**
- * Reads the ERP settings of CONTRACT section 3 from the environment.
+ * Reads the ERP settings (docs/behaviour.md#sap-protocol) from the environment.
  *
  * @throws ErpConfigError when ERP_BASE_URL, ERP_USERNAME or ERP_PASSWORD is missing, the URL is not http(s),
  *   or ERP_BATCH_SIZE is not a whole number from 1 to MAX_ERP_BATCH_SIZE.

@@ -30,7 +30,7 @@ export function documentNumber(text: string): string | undefined {
   return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
 }
 
-/** Statuses that say "not now" rather than "not this record" (CONTRACT section 3). */
+/** Statuses that say "not now" rather than "not this record" (docs/behaviour.md#sap-protocol). */
 const isTransientStatus = (status: number): boolean =>
   status === 401 || // credentials may be rotating
   status === 403 || // a 403 without `X-CSRF-Token: Required` (that case is handled before this point)
@@ -42,7 +42,7 @@ const isTransientStatus = (status: number): boolean =>
   status < 400;
 
 /**
- * Classifies the ERP's answer to a delivery POST (CONTRACT section 3, ERP, steps 3 to 5).
+ * Classifies the ERP's answer to a delivery POST (docs/behaviour.md#sap-protocol).
  * `personalValues` are blanked out of the error text.
  *
  * - any 2xx: delivered (a malformed body too: the ERP has the record, repeating would duplicate it);

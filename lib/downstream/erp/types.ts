@@ -1,7 +1,7 @@
 import type { SalesRegistration } from '../../types.ts';
 import type { BatchItem, CallOutcome, DeliveryOutcome } from '../types.ts';
 
-/** Connection settings of the SAP Gateway OData v2 service (CONTRACT section 3, ERP). */
+/** Connection settings of the SAP Gateway OData v2 service (docs/behaviour.md#sap-protocol). */
 export interface ErpConfig {
   /** Scheme, host and optional path prefix, e.g. `https://erp.example.com`. */
   baseUrl: string;
