@@ -9,8 +9,9 @@ import type { LoggedRequest } from '../sandbox/server.ts';
 import type { PlanResult, StatusLookup } from './ledger.ts';
 import type { Operation, Plan } from './workload.ts';
 
-/** The test client of the example configuration (config/clients.json: `"mode": "test"`). */
-export const TEST_CLIENT = 'example-dealer-test';
+import { TEST_CLIENT } from './workload.ts';
+
+export { TEST_CLIENT } from './workload.ts';
 
 /** A test record as the campaign sent it: its id (answered 200), token, operation and last name. */
 export interface SentTestRecord {

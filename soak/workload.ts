@@ -7,8 +7,11 @@
  * Salesforce unchanged: the reconciliation finds what the downstreams received by token, whatever id the
  * service gave the record.
  */
+
+/** The test client of the example configuration (config/clients.json: `"mode": "test"`): a share of the plans. */
+export const TEST_CLIENT = 'example-dealer-test';
+
 import type { Random } from './random.ts';
-import { TEST_CLIENT } from './testMode.ts';
 
 export type Operation = 'sale' | 'case';
 
@@ -119,7 +122,7 @@ export interface Workload {
  * @param run a 4-character [0-9A-Z] tag of the campaign, in every token and frame number
  * @param flood how many of them are the flooding client's cases, planned first: its backlog on the cases queue is
  *   what the other clients' cases must not wait behind
- * @param testShare the share of the other plans sent as the test client (testMode.ts TEST_CLIENT): one new sale or
+ * @param testShare the share of the other plans sent as the test client (TEST_CLIENT): one new sale or
  *   case each, its last name one of the simulators' magic names or an ordinary one
  */
 export const createWorkload = (

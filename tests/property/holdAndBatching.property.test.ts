@@ -381,7 +381,7 @@ describe('the outage hold and batched delivery together (property)', () => {
           found = await play(scenario, plant);
           return !found.some((violation) => invariant.test(violation));
         }),
-        { numRuns: CONTROL_RUNS },
+        { numRuns: CONTROL_RUNS, endOnFailure: true },
       );
       // Assess
       expect(result.failed).toBe(true);

@@ -304,7 +304,7 @@ describe('test mode’s isolation (property)', () => {
           const found = await play(scenario, deliver);
           return !found.some((violation) => invariant.test(violation));
         }),
-        { numRuns: CONTROL_RUNS },
+        { numRuns: CONTROL_RUNS, endOnFailure: true },
       );
       // Assess
       expect(result.failed).toBe(true);
