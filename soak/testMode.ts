@@ -7,11 +7,9 @@
  */
 import type { LoggedRequest } from '../sandbox/server.ts';
 import type { PlanResult, StatusLookup } from './ledger.ts';
-import type { Operation, Plan } from './workload.ts';
+import { type Operation, type Plan, TEST_CLIENT } from './workload.ts';
 
-import { TEST_CLIENT } from './workload.ts';
-
-export { TEST_CLIENT } from './workload.ts';
+export { TEST_CLIENT };
 
 /** A test record as the campaign sent it: its id (answered 200), token, operation and last name. */
 export interface SentTestRecord {
