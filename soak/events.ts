@@ -107,6 +107,9 @@ export const WHOLE_VALUE = 5;
 /** A part found in the personal values of more records than this is common, not personal to anyone. */
 export const COMMON = 10;
 
+/** Test mode's last names that choose an outcome (docs/API.md, "Test mode"), normalised. */
+const MAGIC_NAMES = new Set(['reject', 'retry', 'fail']);
+
 /** Fragments of the personal values of the campaign's records (normalised) → the field they come from. */
 export type PersonalValueIndex = Map<string, string>;
 
@@ -141,6 +144,8 @@ export const personalValueIndex = (records: Iterable<SoakRecord>): PersonalValue
   for (const record of records) {
     for (const [field, value] of Object.entries(record.fields)) {
       if (!isPersonal(record.op, field) || (typeof value !== 'string' && typeof value !== 'number')) continue;
+      // Test mode's magic last names are words the API defines, not anyone's name (a `rejected` event says `reject`).
+      if (MAGIC_NAMES.has(normalised(String(value)))) continue;
       for (const part of recognisableParts(String(value))) {
         const seen = found.get(part);
         if (!seen) found.set(part, { field, records: 1, last: record });

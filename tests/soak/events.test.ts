@@ -192,4 +192,20 @@ describe('the soak event check', () => {
     // Assess
     expect(eventsKept(counts)).toBe(kept);
   });
+
+  it('does not take test mode’s magic last names for a person’s name; a real name in their place is still found', () => {
+    // Prepare: test sales named as the API guide says, and the control: a name that is someone's.
+    const named = (Name: string): SoakRecord => ({
+      ...sale,
+      token: `SK${Name}`,
+      fields: { ...sale.fields, Name },
+    });
+    const event = JSON.stringify({ data: { state: 'rejected', error: 'retry later; failed' } });
+    // Act
+    const magic = personalFieldIn(event, personalValueIndex(['Reject', 'RETRY', 'Fail'].map(named)));
+    const person = personalFieldIn(event, personalValueIndex([named('Rejected')]));
+    // Assess
+    expect(magic).toBeUndefined();
+    expect(person).toBe('Name');
+  });
 });
