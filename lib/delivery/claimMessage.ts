@@ -3,7 +3,7 @@ import type { StatusRecord } from '../records/types.ts';
 import { queueUrlFor } from '../settings/settings.ts';
 import { claimRecord } from '../store/statusUpdates.ts';
 import { sendToDeadLetterQueue } from './deadLetters.ts';
-import { DeliveryRetryLater } from './errors.ts';
+import { DeliveryRetryLaterError } from './errors.ts';
 import { deadLettered } from './isolation.ts';
 import { type BatchContext, changeVisibility, keysOf, type ReadMessage } from './message.ts';
 
@@ -21,7 +21,7 @@ const secondsUntil = (iso: string, now: Date) =>
  * message is done without a delivery: its record missing (dropped, logged as an error), `failed` (its message put on
  * the dead-letter queue, which the failing worker may not have managed), or settled (dropped). A copy whose record
  * another worker is delivering right now waits (visibility) until that lease ends, without spending a try, and
- * throws {@link DeliveryRetryLater} so the batch keeps it.
+ * throws {@link DeliveryRetryLaterError} so the batch keeps it.
  *
  * @example
  * const claimed = await claimMessage(read, 'erp', batch, new Date(), leaseUntil);
@@ -60,5 +60,5 @@ export const claimMessage = async (
   const delaySeconds = secondsUntil(current.leaseUntil ?? leaseUntil, claimedAt);
   await changeVisibility(read, delaySeconds);
   log.info('record being delivered by another worker: message waits', { ...keys, delaySeconds });
-  throw new DeliveryRetryLater(current.tries ?? 0, delaySeconds);
+  throw new DeliveryRetryLaterError(current.tries ?? 0, delaySeconds);
 };

@@ -8,7 +8,7 @@ import { dueAfter } from '../records/due.ts';
 import { outageSettings } from '../settings/settings.ts';
 import { type ClaimedMessage, claimMessage } from './claimMessage.ts';
 import { type DownstreamCaller, downstreamOf } from './downstreams.ts';
-import { DeliveryHeld, DeliveryRetryLater } from './errors.ts';
+import { DeliveryHeldError, DeliveryRetryLaterError } from './errors.ts';
 import { noteDelivery, notedOutcomesOf } from './holdOutcomes.ts';
 import { callerFor, type DeliveryMode, holdsFor } from './isolation.ts';
 import {
@@ -104,7 +104,7 @@ const holdBack = async (
     delaySeconds,
   });
   return hidden.map((result) =>
-    result.ok ? { ok: false, error: new DeliveryHeld(permit.heldSince, delaySeconds) } : result,
+    result.ok ? { ok: false, error: new DeliveryHeldError(permit.heldSince, delaySeconds) } : result,
   );
 };
 
@@ -124,7 +124,7 @@ const handBack = async (
     delaySeconds,
   });
   return hidden.map((result) =>
-    result.ok ? { ok: false, error: new DeliveryRetryLater(0, delaySeconds) } : result,
+    result.ok ? { ok: false, error: new DeliveryRetryLaterError(0, delaySeconds) } : result,
   );
 };
 

@@ -1,16 +1,20 @@
+import { GatewayError } from '../errors.ts';
+
 /** A delivery failed transiently and will be retried after the backoff the message's visibility now holds. */
-export class DeliveryRetryLater extends Error {
+export class DeliveryRetryLaterError extends GatewayError {
+  override name = 'DeliveryRetryLaterError';
   constructor(attempt: number, delaySeconds: number) {
-    super(`attempt ${attempt} failed transiently; next in ${delaySeconds} s`);
-    this.name = 'DeliveryRetryLater';
+    super('delivery-retry-later', `attempt ${attempt} failed transiently; next in ${delaySeconds} s`, {
+      retryable: true,
+    });
   }
 }
 
-/** A message that is not a queued record (never written by this service). */
-export class MalformedMessageError extends Error {
+/** A message that is not a queued record (never written by this service): no retry makes it one. */
+export class MalformedMessageError extends GatewayError {
+  override name = 'MalformedMessageError';
   constructor() {
-    super('message body is not a queued record');
-    this.name = 'MalformedMessageError';
+    super('malformed-message', 'message body is not a queued record');
   }
 }
 
@@ -18,9 +22,11 @@ export class MalformedMessageError extends Error {
  * The message's downstream is held (an outage, or the Salesforce allowance): the record waits without spending
  * a try, its message hidden until about the next probe; the batch reports the message as failed so SQS keeps it.
  */
-export class DeliveryHeld extends Error {
+export class DeliveryHeldError extends GatewayError {
+  override name = 'DeliveryHeldError';
   constructor(heldSince: string, delaySeconds: number) {
-    super(`downstream held since ${heldSince}; back in ${delaySeconds} s`);
-    this.name = 'DeliveryHeld';
+    super('delivery-held', `downstream held since ${heldSince}; back in ${delaySeconds} s`, {
+      retryable: true,
+    });
   }
 }

@@ -8,7 +8,7 @@ import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
 import { type AttemptOutcome, recordAttempt } from '../store/statusUpdates.ts';
 import type { ClaimedMessage } from './claimMessage.ts';
 import { sendToDeadLetterQueue } from './deadLetters.ts';
-import { DeliveryHeld, DeliveryRetryLater } from './errors.ts';
+import { DeliveryHeldError, DeliveryRetryLaterError } from './errors.ts';
 import { deadLettered, metricMode } from './isolation.ts';
 import { type BatchContext, changeVisibility, keysOf } from './message.ts';
 import { retryDelaySeconds } from './retryDelay.ts';
@@ -52,8 +52,8 @@ export const callFailuresSince = (
  * (publishAfterOutcome; the reconciler only catches up on what this could not publish): `delivered`; `rejected`
  * with the downstream's message; for a transient failure while the downstream is held (a failed probe, or a call
  * under way when the hold opened), `accepted` with the try given back and the message hidden as a held one
- * ({@link DeliveryHeld}); otherwise `accepted` with the error and a backoff on the message's visibility
- * ({@link DeliveryRetryLater}), or `failed` on the record's last try, its message then put on the dead-letter queue.
+ * ({@link DeliveryHeldError}); otherwise `accepted` with the error and a backoff on the message's visibility
+ * ({@link DeliveryRetryLaterError}), or `failed` on the record's last try, its message then put on the dead-letter queue.
  *
  * @example
  * await recordOutcome(claimed, outcome, 'erp', batch, { at: new Date(), hold: { held: false }, probeSeconds: 30 });
@@ -107,7 +107,7 @@ export const recordOutcome = async (
     });
     await changeVisibility(claimed, delaySeconds);
     log.info('downstream held: try given back, message waits', { ...keys, heldSince, delaySeconds });
-    throw new DeliveryHeld(heldSince, delaySeconds);
+    throw new DeliveryHeldError(heldSince, delaySeconds);
   }
   if (context.notSent) {
     // Never sent: nothing was tried, so nothing is counted; it comes back after the first backoff.
@@ -120,7 +120,7 @@ export const recordOutcome = async (
     });
     await changeVisibility(claimed, delaySeconds);
     log.info('not sent: try given back, retry later', { ...keys, delaySeconds });
-    throw new DeliveryRetryLater(attempt, delaySeconds);
+    throw new DeliveryRetryLaterError(attempt, delaySeconds);
   }
   const callFailures = callFailuresSince(status, hold);
   if (context.notOwnFailure && callFailures < settings.maxAttempts) {
@@ -144,7 +144,7 @@ export const recordOutcome = async (
       callFailures: callFailures + 1,
       delaySeconds,
     });
-    throw new DeliveryRetryLater(attempt, delaySeconds);
+    throw new DeliveryRetryLaterError(attempt, delaySeconds);
   }
   if (attempt >= settings.maxAttempts) {
     await record({ status: 'failed', error: outcome.error });
@@ -168,5 +168,5 @@ export const recordOutcome = async (
   await changeVisibility(claimed, delaySeconds);
   tally.add('retried', downstream, undefined, metricMode(status));
   log.warn('transient failure: retry later', { ...keys, attempt, delaySeconds });
-  throw new DeliveryRetryLater(attempt, delaySeconds);
+  throw new DeliveryRetryLaterError(attempt, delaySeconds);
 };

@@ -5,7 +5,7 @@ import { OutcomeTally } from '../observability/metrics.ts';
 import type { DownstreamHolds } from '../outage/hold.ts';
 import { deliverySettings } from '../settings/settings.ts';
 import { deliverMessages } from './deliverBatch.ts';
-import { DeliveryHeld } from './errors.ts';
+import { DeliveryHeldError } from './errors.ts';
 
 /**
  * Creates the delivery worker (see {@link deliveryWorker}); `holds` lets a test run two worker instances, each with
@@ -26,7 +26,8 @@ export const createDeliveryWorker =
       // A batch that waits out a hold has not failed: its messages are reported (SQS keeps them, hidden until the
       // next probe) without an invocation error, or the workers' Errors alarm would fire for every held batch.
       const allHeld =
-        results.length > 0 && results.every((result) => !result.ok && result.error instanceof DeliveryHeld);
+        results.length > 0 &&
+        results.every((result) => !result.ok && result.error instanceof DeliveryHeldError);
       // Powertools reports each message's result (`ReportBatchItemFailures`) and throws when every one failed.
       // A processor per invocation: it keeps the batch's state, and invocations may overlap (local poller).
       return await processPartialResponse(

@@ -1,4 +1,4 @@
-import { RequestRefused } from '../http/errors.ts';
+import { RequestRefusedError } from '../http/errors.ts';
 import { FEED_WINDOW_DAYS, FEED_WINDOW_MS } from './constants.ts';
 import { parseFeedKey } from './feedKey.ts';
 
@@ -18,7 +18,7 @@ export const cursorOf = (client: string, feedKey: string): string =>
   Buffer.from(JSON.stringify({ c: client, k: feedKey })).toString('base64url');
 
 const malformed = () =>
-  new RequestRefused(400, 'after must be a cursor this feed gave (the "next" of an earlier page)');
+  new RequestRefusedError(400, 'after must be a cursor this feed gave (the "next" of an earlier page)');
 
 /**
  * The `feedKey` a cursor continues after, for this client at `now`. 400 naming the parameter and the rule for a
@@ -39,9 +39,9 @@ export const feedKeyAfter = (cursor: string, client: string, now: Date): string 
   if (typeof c !== 'string' || typeof k !== 'string') throw malformed();
   const key = parseFeedKey(k);
   if (!key) throw malformed();
-  if (c !== client) throw new RequestRefused(400, 'after must be a cursor given to this client');
+  if (c !== client) throw new RequestRefusedError(400, 'after must be a cursor given to this client');
   if (key.publishedAt.getTime() < now.getTime() - FEED_WINDOW_MS)
-    throw new RequestRefused(
+    throw new RequestRefusedError(
       400,
       `after is an expired cursor: the feed reaches ${FEED_WINDOW_DAYS} days back; start again without after`,
     );

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { callerName } from '../clients/types.ts';
 import { type CallerContext, callerOf } from '../http/callerIdentity.ts';
-import { RequestRefused } from '../http/errors.ts';
+import { RequestRefusedError } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, FEED_LIMIT_MIN } from './constants.ts';
 import { cursorOf, feedKeyAfter } from './feedCursor.ts';
@@ -10,7 +10,7 @@ import { feedPage } from './feedPage.ts';
 /** A query parameter given at most once (undefined when absent); a repeated one: 400. */
 const single = (event: APIGatewayProxyEvent, name: string): string | undefined => {
   const values = event.multiValueQueryStringParameters?.[name];
-  if (values && values.length > 1) throw new RequestRefused(400, `${name} must be a single value`);
+  if (values && values.length > 1) throw new RequestRefusedError(400, `${name} must be a single value`);
   return event.queryStringParameters?.[name] ?? values?.[0];
 };
 
@@ -20,7 +20,10 @@ const limitOf = (event: APIGatewayProxyEvent): number => {
   if (value === undefined) return FEED_LIMIT_DEFAULT;
   const limit = /^\d{1,3}$/.test(value) ? Number(value) : Number.NaN;
   if (!(limit >= FEED_LIMIT_MIN && limit <= FEED_LIMIT_MAX))
-    throw new RequestRefused(400, `limit must be a whole number from ${FEED_LIMIT_MIN} to ${FEED_LIMIT_MAX}`);
+    throw new RequestRefusedError(
+      400,
+      `limit must be a whole number from ${FEED_LIMIT_MIN} to ${FEED_LIMIT_MAX}`,
+    );
   return limit;
 };
 

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { clientsConfig } from '../clients/clientsConfig.ts';
 import type { ClientsConfig } from '../clients/types.ts';
 import { type CallerContext, callerOf } from '../http/callerIdentity.ts';
-import { RequestRefused } from '../http/errors.ts';
+import { RequestRefusedError } from '../http/errors.ts';
 import { controlFieldNames, controlFields } from './controlFields.ts';
 
 /** What a browser form asked for, found by {@link browserFormControls} for one invocation. */
@@ -30,11 +30,11 @@ const notBlank = (value: unknown): boolean =>
 /** A redirect target: one absolute URL whose origin is allowed (so the service never redirects elsewhere). */
 const allowedUrl = (field: string, value: unknown, origins: readonly string[]): URL | undefined => {
   if (value === undefined || value === '') return undefined;
-  if (Array.isArray(value)) throw new RequestRefused(400, `${field} must be given once`);
+  if (Array.isArray(value)) throw new RequestRefusedError(400, `${field} must be given once`);
   const text = typeof value === 'string' ? value.trim() : '';
   const url = URL.canParse(text) ? new URL(text) : undefined;
   if (!url || !origins.includes(url.origin)) {
-    throw new RequestRefused(400, `${field} must be an absolute URL on an allowed origin`);
+    throw new RequestRefusedError(400, `${field} must be an absolute URL on an allowed origin`);
   }
   return url;
 };

@@ -2,7 +2,7 @@ import { unescape as percentDecoded } from 'node:querystring';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { charsetsOf, mediaType } from '../http/contentTypeGuard.ts';
-import { RequestRefused } from '../http/errors.ts';
+import { RequestRefusedError } from '../http/errors.ts';
 import { controlFields } from './controlFields.ts';
 
 /** The encodings a form may be posted in, by their WHATWG names (ISO-8859-1 is read as windows-1252, as browsers do). */
@@ -95,12 +95,12 @@ export const formCharset = (opts: FormCharsetOptions): MiddlewareObj<APIGatewayP
     const encodings = new Set(
       labels.map((label) => {
         const found = formEncodingOf(label);
-        if (!found) throw new RequestRefused(415, `charset must be ${accepted}`);
+        if (!found) throw new RequestRefusedError(415, `charset must be ${accepted}`);
         return found;
       }),
     );
     if (encodings.size > 1) {
-      throw new RequestRefused(
+      throw new RequestRefusedError(
         415,
         `the charset of Content-Type and the ${controlFields.charset} field disagree`,
       );

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { clientOfKey, loadApiKeys } from '../clients/apiKeys.ts';
 import { clientNamed, clientsConfig } from '../clients/clientsConfig.ts';
 import type { Caller, ClientsConfig } from '../clients/types.ts';
-import { RequestRefused } from './errors.ts';
+import { RequestRefusedError } from './errors.ts';
 
 export interface CallerIdentityOptions {
   /** This operation may be posted by a web page of an allowed origin without a key (crm/case only). */
@@ -51,7 +51,7 @@ export const callerIdentity = (
       if (key) {
         const name = clientOfKey(key, await loadApiKeys());
         const client = name === undefined ? undefined : clientNamed(name, config);
-        if (!client) throw new RequestRefused(403, 'the x-api-key header does not hold a valid API key');
+        if (!client) throw new RequestRefusedError(403, 'the x-api-key header does not hold a valid API key');
         context.caller = { kind: 'client', client };
         return;
       }
@@ -65,7 +65,7 @@ export const callerIdentity = (
         context.caller = { kind: 'browserForm', origin };
         return;
       }
-      throw new RequestRefused(403, 'an API key is required in the x-api-key header');
+      throw new RequestRefusedError(403, 'an API key is required in the x-api-key header');
     },
   };
 };

@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { RequestRefused } from './errors.ts';
+import { RequestRefusedError } from './errors.ts';
 
 export interface ContentTypeGuardOptions {
   /** Media types accepted, lower case, without parameters. */
@@ -56,14 +56,14 @@ export const contentTypeGuard = (
     before: ({ event }) => {
       const contentType = event.headers?.['content-type'];
       if (!allowed.includes(mediaType(contentType))) {
-        throw new RequestRefused(415, `Content-Type must be ${allowed.join(' or ')}`);
+        throw new RequestRefusedError(415, `Content-Type must be ${allowed.join(' or ')}`);
       }
       if (charsetsOf(contentType).some((charset) => !charsets.includes(charset))) {
-        throw new RequestRefused(415, `Content-Type charset must be ${charsets[0]}`);
+        throw new RequestRefusedError(415, `Content-Type charset must be ${charsets[0]}`);
       }
       const encoding = event.headers?.['content-encoding']?.trim().toLowerCase();
       if (encoding && !encodings.includes(encoding)) {
-        throw new RequestRefused(
+        throw new RequestRefusedError(
           415,
           `Content-Encoding must be ${encodings.join(' or ')}: compressed bodies are not accepted`,
         );

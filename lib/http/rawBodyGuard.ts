@@ -2,7 +2,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { bodyTextOf, checkFormText } from './bodyText.ts';
 import { mediaType } from './contentTypeGuard.ts';
-import { RequestRefused } from './errors.ts';
+import { RequestRefusedError } from './errors.ts';
 import { checkJsonStructure } from './jsonStructure.ts';
 
 export interface RawBodyGuardOptions {
@@ -52,10 +52,10 @@ export const rawBodyGuard = (
       const body = event.body ?? '';
       const base64 = event.isBase64Encoded === true;
       const bytes = base64 ? Buffer.byteLength(body, 'base64') : Buffer.byteLength(body, 'utf8');
-      if (bytes > maxBytes) throw new RequestRefused(413, `body must be at most ${describe(maxBytes)}`);
+      if (bytes > maxBytes) throw new RequestRefusedError(413, `body must be at most ${describe(maxBytes)}`);
       if (body === '') return;
       const text = bodyTextOf(body, base64);
-      if (text === undefined) throw new RequestRefused(400, 'body is not valid UTF-8');
+      if (text === undefined) throw new RequestRefusedError(400, 'body is not valid UTF-8');
       const type = mediaType(event.headers?.['content-type']);
       const reason =
         type === 'application/json'
@@ -63,7 +63,7 @@ export const rawBodyGuard = (
           : type === 'application/x-www-form-urlencoded'
             ? checkFormText(text, { forbiddenKeys: forbidden })
             : undefined;
-      if (reason) throw new RequestRefused(400, reason);
+      if (reason) throw new RequestRefusedError(400, reason);
     },
   };
 };

@@ -26,7 +26,7 @@ export const securityHeaderDefaults: SecurityHeadersOptions = {
  * built (`onError`). They replace a header of the same name in any case, so the policy holds whatever a
  * handler set. To cover error answers, use it *before* contractErrors: middy runs `onError` in reverse order
  * of `use`, so contractErrors builds the answer first and this then adds the headers. (A `before` that returns
- * an early response skips every `after`; no middleware of the operations does, they throw RequestRefused.)
+ * an early response skips every `after`; no middleware of the operations does, they throw RequestRefusedError.)
  *
  * @example
  * middy(handler).use(securityHeaders()).use(contractErrors({ shape }))

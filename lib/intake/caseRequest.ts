@@ -4,7 +4,7 @@ import { callerName, isTestCaller } from '../clients/types.ts';
 import type { FormControlsContext } from '../forms/browserFormControls.ts';
 import { callerOf } from '../http/callerIdentity.ts';
 import { requestIdOf } from '../http/contractErrors.ts';
-import { RequestRefused } from '../http/errors.ts';
+import { RequestRefusedError } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { logger } from '../observability/logger.ts';
 import { countRecords } from '../observability/metrics.ts';
@@ -32,7 +32,7 @@ export const caseRequest = async (
   const requestId = requestIdOf({ event, context });
   const idempotencyKey = idempotencyKeyOf(event);
   const result = validateCaseRecord(event.body as unknown);
-  if (!result.ok) throw new RequestRefused(400, result.problems.map(formatProblem).join('; '));
+  if (!result.ok) throw new RequestRefusedError(400, result.problems.map(formatProblem).join('; '));
   if (context.formControls?.honeypot) {
     logger.info('browser form post discarded: honeypot field filled', { requestId });
     return accepted(randomBytes(16).toString('hex'));

@@ -1,30 +1,34 @@
+import { GatewayError } from '../errors.ts';
+
 /**
  * The records could not all be stored and queued in time (SQS or DynamoDB unavailable, or the request's deadline
- * passed): the caller gets 503 with Retry-After and retries. Whatever was stored is delivered once all the same.
+ * passed): the caller is asked to retry (lib/http/statusOf.ts answers it 503 with Retry-After). Whatever was
+ * stored is delivered once all the same.
  */
-export class QueueUnavailableError extends Error {
-  readonly statusCode = 503;
+export class QueueUnavailableError extends GatewayError {
+  override name = 'QueueUnavailableError';
   constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'QueueUnavailableError';
+    super('queue-unavailable', message, { ...options, retryable: true });
   }
 }
 
-/** The `Idempotency-Key` was used before with another body. */
-export class IdempotencyConflictError extends Error {
-  readonly statusCode = 422;
+/** The `Idempotency-Key` was used before with another body: the same request again gets the same refusal. */
+export class IdempotencyConflictError extends GatewayError {
+  override name = 'IdempotencyConflictError';
   constructor() {
-    super('Idempotency-Key was already used with a different body');
-    this.name = 'IdempotencyConflictError';
+    super('idempotency-conflict', 'Idempotency-Key was already used with a different body');
   }
 }
 
 /** Another request with this `Idempotency-Key` is still being processed: retry later. */
-export class IdempotencyInProgressError extends Error {
-  readonly statusCode = 409;
+export class IdempotencyInProgressError extends GatewayError {
+  override name = 'IdempotencyInProgressError';
   constructor() {
-    super('a request with this Idempotency-Key is still being processed; retry later');
-    this.name = 'IdempotencyInProgressError';
+    super(
+      'idempotency-in-progress',
+      'a request with this Idempotency-Key is still being processed; retry later',
+      { retryable: true },
+    );
   }
 }
 

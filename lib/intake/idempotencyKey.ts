@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { RequestRefused } from '../http/errors.ts';
+import { RequestRefusedError } from '../http/errors.ts';
 
 const MAX_KEY_LENGTH = 255;
 
@@ -8,6 +8,6 @@ export const idempotencyKeyOf = (event: APIGatewayProxyEvent): string | undefine
   const key = event.headers?.['idempotency-key']?.trim();
   if (!key) return undefined;
   if (key.length > MAX_KEY_LENGTH)
-    throw new RequestRefused(400, `Idempotency-Key must be at most ${MAX_KEY_LENGTH} characters`);
+    throw new RequestRefusedError(400, `Idempotency-Key must be at most ${MAX_KEY_LENGTH} characters`);
   return key;
 };

@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { callerName, isTestCaller } from '../clients/types.ts';
 import { type CallerContext, callerOf } from '../http/callerIdentity.ts';
 import { requestIdOf } from '../http/contractErrors.ts';
-import { RequestRefused } from '../http/errors.ts';
+import { RequestRefusedError } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { logger } from '../observability/logger.ts';
 import { countRecords } from '../observability/metrics.ts';
@@ -36,7 +36,7 @@ export const salesRegistrationRequest = async (
   const requestId = requestIdOf({ event, context });
   const idempotencyKey = idempotencyKeyOf(event);
   const result = validateSalesRegistrations(event.body as unknown);
-  if (!result.ok) throw new RequestRefused(400, problemsMessage(result.problems.map(formatProblem)));
+  if (!result.ok) throw new RequestRefusedError(400, problemsMessage(result.problems.map(formatProblem)));
   const records = result.value;
   const caller = callerOf(context);
   const foreign =
@@ -46,7 +46,7 @@ export const salesRegistrationRequest = async (
   if (caller.kind !== 'client' || foreign.length > 0) {
     // The dealer number is not echoed: an answer names the field and the rule, never the value.
     const problems = foreign.map((i) => `[${i}].DealerId is not a dealer this client may register sales for`);
-    throw new RequestRefused(
+    throw new RequestRefusedError(
       403,
       problemsMessage(problems.length > 0 ? problems : ['this caller may not register sales']),
     );

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { callerName, isTestCaller } from '../clients/types.ts';
 import { type CallerContext, callerOf } from '../http/callerIdentity.ts';
-import { RequestRefused } from '../http/errors.ts';
+import { RequestRefusedError } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { salesRecordsByFrame } from '../store/frameRecords.ts';
 import { heldSinceOf } from './heldSince.ts';
@@ -13,13 +13,13 @@ export const FRAME_NUM_MAX_LENGTH = 30;
 /** The frame number asked for, trimmed as intake trims it; a missing, repeated, blank or over-long one: 400. */
 const frameNumOf = (event: APIGatewayProxyEvent): string => {
   const values = event.multiValueQueryStringParameters?.FrameNum;
-  if (values && values.length > 1) throw new RequestRefused(400, 'FrameNum must be a single value');
+  if (values && values.length > 1) throw new RequestRefusedError(400, 'FrameNum must be a single value');
   const value = event.queryStringParameters?.FrameNum ?? values?.[0];
-  if (value === undefined) throw new RequestRefused(400, 'FrameNum is required');
+  if (value === undefined) throw new RequestRefusedError(400, 'FrameNum is required');
   const frameNum = value.trim();
-  if (frameNum === '') throw new RequestRefused(400, 'FrameNum must not be blank');
+  if (frameNum === '') throw new RequestRefusedError(400, 'FrameNum must not be blank');
   if (frameNum.length > FRAME_NUM_MAX_LENGTH)
-    throw new RequestRefused(400, `FrameNum must be at most ${FRAME_NUM_MAX_LENGTH} characters`);
+    throw new RequestRefusedError(400, `FrameNum must be at most ${FRAME_NUM_MAX_LENGTH} characters`);
   return frameNum;
 };
 

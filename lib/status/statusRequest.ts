@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { callerName } from '../clients/types.ts';
 import { type CallerContext, callerOf } from '../http/callerIdentity.ts';
-import { RequestRefused } from '../http/errors.ts';
+import { RequestRefusedError } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { RECORD_ID_PATTERN } from '../records/recordId.ts';
 import type { StatusRecord } from '../records/types.ts';
@@ -56,7 +56,7 @@ export const statusRequest = async (
   const status = plausibleId.test(id) ? await getRecordState(id) : undefined;
   // Another caller's record is answered like an unknown one: its existence is not revealed.
   if (!status || status.kind !== kind || status.owner !== callerName(callerOf(context))) {
-    throw new RequestRefused(404, `no ${label}`);
+    throw new RequestRefusedError(404, `no ${label}`);
   }
   return jsonResponse(200, statusView(status, await heldSinceOf(kind, [status])));
 };

@@ -19,11 +19,6 @@ import { signWebhook } from './signing.ts';
 /** SQS's longest visibility timeout: 12 hours. */
 export const MAX_VISIBILITY_SECONDS = 43_200;
 
-/** A try that failed and is due again later: the message's visibility was set to its retry time. */
-export class WebhookRetryLater extends Error {
-  override name = 'WebhookRetryLater';
-}
-
 /** A client's webhook as the dispatcher calls it. */
 export interface WebhookTarget {
   url: string;
@@ -75,9 +70,10 @@ const eventOfMessage = (body: string): RecordStateChanged | undefined => {
 };
 
 /**
- * Signs and posts one queued event. Resolves when the message is done with (delivered, dropped, disabled);
- * throws {@link WebhookRetryLater} when it is to be tried again (its visibility already set), or any other error
- * when the try could not be made (it comes back after the queue's visibility timeout).
+ * Signs and posts one queued event and resolves to what became of it: done with (delivered, dropped, disabled),
+ * `retry` when it is to be tried again (its visibility already set; the dispatcher then reports it failed with a
+ * `WebhookRetryLaterError`, lib/webhooks/errors.ts) or `givenUp`. It throws when the try could not be made (the
+ * message comes back after the queue's visibility timeout).
  *
  * @example
  * await dispatchWebhookMessage(record, { targetOf: configuredTarget, secretsOf: loadAwsWebhookSecrets, flags, limiter, retryIn, rotationWindowMs });

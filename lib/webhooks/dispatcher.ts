@@ -19,16 +19,11 @@ import {
   type DispatchDependencies,
   type DispatchResult,
   dispatchWebhookMessage,
-  WebhookRetryLater,
 } from './dispatch.ts';
+import { WebhookGivenUpError, WebhookRetryLaterError } from './errors.ts';
 import { createRateLimiter } from './rateLimit.ts';
 import { WEBHOOK_RETRY_SCHEDULE } from './retrySchedule.ts';
 import { rotationWindowMs } from './secrets.ts';
-
-/** A try that failed for good (no retry left): the message stays, and its next receive moves it to the DLQ. */
-class WebhookGivenUp extends Error {
-  override name = 'WebhookGivenUp';
-}
 
 /** The queue's ARN (`arn:aws:sqs:<region>:<account>:<name>`) → its URL, for ChangeMessageVisibility. */
 const queueUrlOf = (record: SQSRecord): string => {
@@ -88,8 +83,8 @@ export const createWebhookDispatcher = (overrides: Partial<DispatchDependencies>
           throw error;
         });
         report(result);
-        if (result.outcome === 'retry') throw new WebhookRetryLater(result.error);
-        if (result.outcome === 'givenUp') throw new WebhookGivenUp(result.error);
+        if (result.outcome === 'retry') throw new WebhookRetryLaterError(result.error);
+        if (result.outcome === 'givenUp') throw new WebhookGivenUpError(result.error);
       },
       new BatchProcessor(EventType.SQS),
       // A batch of one client's failing tries is no failure of the function: its Errors alarm stays for faults.

@@ -162,7 +162,7 @@ describe('batched delivery', () => {
       const results = await deliverAt(records, createDownstreamHolds(NO_HOLD), T0);
       // Assess: one call; its records give their try back; the later ones were never claimed.
       expect(sapCallsSince(from)).toEqual([{ kind: 'batch', status: 503, registrations: 5 }]);
-      expect(results).toEqual(Array(12).fill('DeliveryRetryLater'));
+      expect(results).toEqual(Array(12).fill('DeliveryRetryLaterError'));
       const stored = await Promise.all(records.map(async (record) => getStatusRecord(idOf(record))));
       for (const record of stored.slice(0, 5))
         expect(record).toMatchObject({ status: 'accepted', tries: 0, callFailures: 1 });
@@ -197,7 +197,7 @@ describe('batched delivery', () => {
       const results = await deliverAt(records, createDownstreamHolds(OUTAGE), T0);
       // Assess: one $batch reached SAP; the call that opened the hold spent no try, the rest were never claimed.
       expect(sapCallsSince(from)).toEqual([{ kind: 'batch', status: 202, registrations: 5 }]);
-      expect(results).toEqual(Array(15).fill('DeliveryHeld'));
+      expect(results).toEqual(Array(15).fill('DeliveryHeldError'));
       const stored = await Promise.all(records.map(async (record) => getStatusRecord(idOf(record))));
       for (const record of stored) expect(record?.tries ?? 0).toBe(0);
       for (const record of stored.slice(5)) expect(record?.attempts).toBe(0);
@@ -234,7 +234,7 @@ describe('batched delivery', () => {
       // Assess: the first call went out and was delivered; the second was never made.
       expect(sapCallsSince(from).map((call) => call.registrations)).toEqual([5]);
       expect(results.slice(0, 5)).toEqual(Array(5).fill('done'));
-      expect(results.slice(5)).toEqual(Array(5).fill('DeliveryHeld'));
+      expect(results.slice(5)).toEqual(Array(5).fill('DeliveryHeldError'));
     } finally {
       delete process.env.ERP_BATCH_SIZE;
       resetDownstreamClients();
@@ -302,7 +302,7 @@ describe('batched delivery', () => {
     // Act
     const results = await deliverAt(records, createDownstreamHolds(NO_HOLD), T0);
     // Assess
-    expect(results).toEqual(Array(5).fill('DeliveryRetryLater'));
+    expect(results).toEqual(Array(5).fill('DeliveryRetryLaterError'));
     for (const id of ids) {
       expect(await getStatusRecord(id)).toMatchObject({
         status: 'accepted',
@@ -322,7 +322,7 @@ describe('batched delivery', () => {
     // Act
     const results = await deliverAt(records, createDownstreamHolds(OUTAGE), T0);
     // Assess
-    expect(results).toEqual(Array(3).fill('DeliveryHeld'));
+    expect(results).toEqual(Array(3).fill('DeliveryHeldError'));
     for (const id of ids) expect(await getStatusRecord(id)).toMatchObject({ status: 'accepted', tries: 0 });
     expect(await readHold('crm')).toMatchObject({ held: true, reason: 'outage' });
   });
@@ -345,7 +345,7 @@ describe('batched delivery', () => {
       const results = await deliverAt(records, createDownstreamHolds({ ...OUTAGE, afterFailures: 5 }), T0);
       // Assess
       const locked = Object.keys(recordErrors).map(Number);
-      expect(results.filter((result) => result === 'DeliveryRetryLater')).toHaveLength(5);
+      expect(results.filter((result) => result === 'DeliveryRetryLaterError')).toHaveLength(5);
       expect(results.filter((result) => result === 'done')).toHaveLength(3);
       for (const index of locked)
         expect(await getStatusRecord(ids[index])).toMatchObject({ status: 'accepted', tries: 1 });
@@ -366,7 +366,7 @@ describe('batched delivery', () => {
     expect(salesforceCallsSince(from).map((call) => call.kind)).toEqual(['upsert', 'upsert', 'upsert']);
     const byId = Object.fromEntries(records.map((record, index) => [idOf(record), results[index]]));
     for (const id of ids.slice(0, 2)) {
-      expect(byId[id]).toBe('DeliveryRetryLater');
+      expect(byId[id]).toBe('DeliveryRetryLaterError');
       expect(await getStatusRecord(id)).toMatchObject({ status: 'accepted', tries: 1, callFailures: 3 });
     }
     expect(byId[ids[2]]).toBe('done');
@@ -390,7 +390,7 @@ describe('batched delivery', () => {
     const results = await deliverAt(records, createDownstreamHolds(NO_HOLD), T0);
     // Assess: one call for both, as for any record; the count starts again from one.
     expect(salesforceCallsSince(from).map((call) => call.kind)).toEqual(['collections']);
-    expect(results).toEqual(['DeliveryRetryLater', 'DeliveryRetryLater']);
+    expect(results).toEqual(['DeliveryRetryLaterError', 'DeliveryRetryLaterError']);
     for (const id of ids)
       expect(await getStatusRecord(id)).toMatchObject({ status: 'accepted', tries: 0, callFailures: 1 });
   });
@@ -403,7 +403,7 @@ describe('batched delivery', () => {
     // Act
     const results = await deliverAt(records, createDownstreamHolds(OUTAGE), T0);
     // Assess
-    expect(results).toEqual(['DeliveryRetryLater']);
+    expect(results).toEqual(['DeliveryRetryLaterError']);
     const status = await getStatusRecord(id);
     expect(status).toMatchObject({ status: 'accepted', tries: 1 });
     expect(status?.callFailures).toBeUndefined();
@@ -419,7 +419,7 @@ describe('batched delivery', () => {
     const lost = await deliverAt(records, holds, T0);
     const repeated = await deliverAt(records, holds, secondsAfter(T0, 61));
     // Assess
-    expect(lost).toEqual(Array(4).fill('DeliveryRetryLater'));
+    expect(lost).toEqual(Array(4).fill('DeliveryRetryLaterError'));
     expect(repeated).toEqual(Array(4).fill('done'));
     for (const id of ids) {
       const stored = sap.registrations.filter((r) => r.RegistrationId === id);

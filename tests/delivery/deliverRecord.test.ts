@@ -290,7 +290,7 @@ describe('a copy meeting another worker’s lease', () => {
     const { outcome, logs } = await deliverAt(sqsRecord, now);
     // Assess
     expect(outcome).toMatchObject({
-      name: 'DeliveryRetryLater',
+      name: 'DeliveryRetryLaterError',
       message: 'attempt 2 failed transiently; next in 43 s',
     });
     expect(visibilityChanges()).toEqual([
@@ -446,7 +446,7 @@ describe('outcomes', () => {
       { queueUrl: salesQueue, receiptHandle: sqsRecord.receiptHandle, seconds: delay },
     ]);
     expect(outcome).toMatchObject({
-      name: 'DeliveryRetryLater',
+      name: 'DeliveryRetryLaterError',
       message: `attempt 2 failed transiently; next in ${delay} s`,
     });
     const status = await getStatusRecord(id);
@@ -518,7 +518,7 @@ describe('outcomes', () => {
     const { outcome } = await deliverAt(bounced, new Date(acceptedAt.getTime() + 1000));
     // Assess
     expect(outcome).toMatchObject({
-      name: 'DeliveryRetryLater',
+      name: 'DeliveryRetryLaterError',
       message: expect.stringMatching(/^attempt 1 /),
     });
     expect(await getStatusRecord(id)).toMatchObject({ status: 'accepted', tries: 1, attempts: 1 });
@@ -598,7 +598,7 @@ describe('a downstream that cannot even be tried', () => {
     // Act
     const { outcome } = await deliverAt(sqsRecord, now);
     // Assess
-    expect(outcome).toMatchObject({ name: 'DeliveryRetryLater' });
+    expect(outcome).toMatchObject({ name: 'DeliveryRetryLaterError' });
     expect(postsFor(id)).toBe(0);
     const [{ seconds }] = visibilityChanges();
     expect(seconds).toBeGreaterThanOrEqual(10);
@@ -623,7 +623,7 @@ describe('a downstream that cannot even be tried', () => {
     // Act
     const { outcome } = await deliverAt(sqsRecord, new Date(acceptedAt.getTime() + 1000));
     // Assess
-    expect(outcome).toMatchObject({ name: 'DeliveryRetryLater' });
+    expect(outcome).toMatchObject({ name: 'DeliveryRetryLaterError' });
     expect(postsFor(id)).toBe(0);
     expect(await getStatusRecord(id)).toMatchObject({
       status: 'accepted',
@@ -640,7 +640,7 @@ describe('a downstream that cannot even be tried', () => {
     // Act
     const { outcome } = await deliverAt(sqsRecord, new Date(acceptedAt.getTime() + 1000));
     // Assess
-    expect(outcome).toMatchObject({ name: 'DeliveryRetryLater' });
+    expect(outcome).toMatchObject({ name: 'DeliveryRetryLaterError' });
     expect(await getStatusRecord(id)).toMatchObject({
       status: 'accepted',
       attempts: 0,
@@ -714,7 +714,7 @@ describe('a held downstream', () => {
         }),
       );
       // Assess: hidden 30 s (the probe period), no try spent, nothing sent.
-      expect(outcome).toEqual([{ ok: false, error: expect.objectContaining({ name: 'DeliveryHeld' }) }]);
+      expect(outcome).toEqual([{ ok: false, error: expect.objectContaining({ name: 'DeliveryHeldError' }) }]);
       expect(visibilityChanges()).toEqual([
         { queueUrl: salesQueue, receiptHandle: sqsRecord.receiptHandle, seconds: 30 },
       ]);

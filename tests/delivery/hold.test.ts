@@ -121,9 +121,13 @@ describe('the worker under a downstream hold', () => {
     // Act
     const held = await deliverAt(messages, holds, secondsAfter(T0, 5));
     // Assess
-    expect(opening).toEqual([['DeliveryRetryLater'], ['DeliveryRetryLater'], ['DeliveryHeld']]);
+    expect(opening).toEqual([
+      ['DeliveryRetryLaterError'],
+      ['DeliveryRetryLaterError'],
+      ['DeliveryHeldError'],
+    ]);
     expect((await holdStates()).erp).toMatchObject({ held: true, reason: 'outage' });
-    expect(held).toEqual(['DeliveryHeld', 'DeliveryHeld', 'DeliveryHeld']);
+    expect(held).toEqual(['DeliveryHeldError', 'DeliveryHeldError', 'DeliveryHeldError']);
     expect(sapCalls()).toBe(callsBefore);
     // SAP refused the CSRF fetch each time: no record was sent, so each gave its try back (callFailures); the
     // call that opened the hold gave its try back; the held batch claimed nothing.
@@ -158,12 +162,12 @@ describe('the worker under a downstream hold', () => {
     const tooEarly = await deliverAt(messages, holds, secondsAfter(T0, 60));
     const closing = await deliverAt(messages, holds, secondsAfter(T0, 64));
     // Assess
-    expect(failedProbe).toEqual(['DeliveryHeld', 'DeliveryHeld', 'DeliveryHeld']);
+    expect(failedProbe).toEqual(['DeliveryHeldError', 'DeliveryHeldError', 'DeliveryHeldError']);
     expect(probeCalls).toBe(1); // the CSRF fetch, refused: the outage answers everything 503
-    expect(between).toEqual(['DeliveryHeld', 'DeliveryHeld', 'DeliveryHeld']);
+    expect(between).toEqual(['DeliveryHeldError', 'DeliveryHeldError', 'DeliveryHeldError']);
     expect(betweenCalls).toBe(0);
     expect(triesAfterProbe).toEqual(triesHeld);
-    expect(tooEarly).toEqual(['DeliveryHeld', 'DeliveryHeld', 'DeliveryHeld']);
+    expect(tooEarly).toEqual(['DeliveryHeldError', 'DeliveryHeldError', 'DeliveryHeldError']);
     expect(closing).toEqual(['done', 'done', 'done']);
     expect((await holdStates()).erp).toEqual({ held: false });
     for (const id of ids) {
@@ -183,7 +187,7 @@ describe('the worker under a downstream hold', () => {
     const held = info.mock.calls.filter(([message]) => String(message).startsWith('downstream held'));
     info.mockRestore();
     // Assess
-    expect(probed).toEqual(['DeliveryHeld']);
+    expect(probed).toEqual(['DeliveryHeldError']);
     expect(heldSince).toBe(secondsAfter(T0, 2).toISOString());
     // Hidden for 150 s (half of 300 s, more than the 30 s probe period), then the reconciler's wait on top.
     const { reconcileAfterSeconds } = reconcileSettings();
@@ -269,9 +273,9 @@ describe('the worker under a downstream hold', () => {
     const lines = error.mock.calls.filter(([message]) => message === 'downstream hold not updated');
     error.mockRestore();
     // Assess
-    expect(probed).toEqual(['DeliveryHeld']);
+    expect(probed).toEqual(['DeliveryHeldError']);
     expect(await getStatusRecord(ids[0])).toMatchObject({ status: 'accepted', tries: 0 });
-    expect(ordinary).toEqual(['DeliveryRetryLater']);
+    expect(ordinary).toEqual(['DeliveryRetryLaterError']);
     expect(await getStatusRecord(fresh)).toMatchObject({ status: 'accepted', tries: 1 });
     expect(lines).toEqual([
       ['downstream hold not updated', { downstream: 'erp', error: 'hold store unreachable' }],
@@ -299,7 +303,7 @@ describe('the worker under a downstream hold', () => {
       info.mockRestore();
       // Assess: one call (the CSRF fetch, refused while SAP is down), never four; nobody spent a try.
       expect(sapCalls() - calls).toBe(1);
-      expect(probed).toEqual(Array.from({ length: 8 }, () => 'DeliveryHeld'));
+      expect(probed).toEqual(Array.from({ length: 8 }, () => 'DeliveryHeldError'));
       expect(await triesOf([...ids, ...more])).toEqual(triesBefore);
       expect((await holdStates()).erp).toMatchObject({ held: true });
       // The six past the probe's call wait as held messages do: since the opening, until the next probe.
@@ -334,7 +338,7 @@ describe('the worker under a downstream hold', () => {
     }
     const dead = await aws.drain(aws.resources.queues.SalesRegistrationDeadLetterQueue.url);
     // Assess
-    expect(results).toEqual(['DeliveryRetryLater', 'done', 'DeliveryRetryLater', 'done', 'done']);
+    expect(results).toEqual(['DeliveryRetryLaterError', 'done', 'DeliveryRetryLaterError', 'done', 'done']);
     expect(await getStatusRecord(bad)).toMatchObject({ status: 'failed', tries: 3 });
     expect(dead.map((message) => message.id)).toEqual([bad]);
     expect((await holdStates()).erp).toEqual({ held: false });
@@ -374,7 +378,7 @@ describe('the worker under a downstream hold', () => {
     // Assess
     expect(answered).toEqual(['done']);
     expect(opened).toMatchObject({ held: true, reason: 'api-usage' });
-    expect(held).toEqual(['DeliveryHeld']);
+    expect(held).toEqual(['DeliveryHeldError']);
     expect(heldPatches).toBe(0);
     expect(probed).toEqual(['done']);
     expect((await holdStates()).crm).toEqual({ held: false });
@@ -445,6 +449,6 @@ describe('the worker under a downstream hold', () => {
     ]);
     expect(heldCalls).toBe(0);
     expect(sapCalls() - beforeProbe).toBe(1);
-    expect(probes.flat()).toEqual(['DeliveryHeld', 'DeliveryHeld', 'DeliveryHeld']);
+    expect(probes.flat()).toEqual(['DeliveryHeldError', 'DeliveryHeldError', 'DeliveryHeldError']);
   });
 });

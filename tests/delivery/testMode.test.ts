@@ -125,7 +125,7 @@ describe('test mode through the worker', () => {
 
     // Assess
     const byRecord = Object.fromEntries(records.map((record, index) => [idOf(record), first[index]]));
-    expect(byRecord[liveId]).toBe('DeliveryHeld');
+    expect(byRecord[liveId]).toBe('DeliveryHeldError');
     const [sample, reject, retry, fail] = await Promise.all(testIds.map((id) => getStatusRecord(id)));
     expect(sample).toMatchObject({ status: 'delivered', attempts: 1, test: true });
     expect(sample?.downstreamId).toMatch(/^49\d{6}$/);

@@ -16,7 +16,7 @@ import { putFeedEntries } from '../../lib/feed/feedEntries.ts';
 import { feedKeyOf } from '../../lib/feed/feedKey.ts';
 import { feedRequest } from '../../lib/feed/feedRequest.ts';
 import type { CallerContext } from '../../lib/http/callerIdentity.ts';
-import { RequestRefused } from '../../lib/http/errors.ts';
+import { RequestRefusedError } from '../../lib/http/errors.ts';
 import { publishRecordEvents } from '../../lib/outbox/publish.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
@@ -99,7 +99,7 @@ const pageAt = async (client: string, now: Date, query: Record<string, string> =
   try {
     return parsed(await feedRequest(feedEvent(query), callerContext(client), () => now));
   } catch (error) {
-    if (!(error instanceof RequestRefused)) throw error;
+    if (!(error instanceof RequestRefusedError)) throw error;
     return { status: error.statusCode, body: { message: error.message } };
   }
 };

@@ -1,8 +1,9 @@
 /**
  * Intake's errors: which failures are AWS being unavailable (the caller gets 503 and retries) and which are
- * faults of our own (500), and the statuses and texts of the refusals.
+ * faults of our own (500), and the codes and texts of the refusals (their statuses are tests/errors/statusOf.test.ts's).
  */
 import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../lib/errors.ts';
 import {
   IdempotencyConflictError,
   IdempotencyInProgressError,
@@ -50,33 +51,54 @@ describe('isAwsUnavailable', () => {
 });
 
 describe('intake refusals', () => {
-  it('QueueUnavailableError is a 503 carrying its cause', () => {
+  it('QueueUnavailableError asks for a retry and carries its cause', () => {
+    // Prepare
     const cause = new Error('SQS down');
+    // Act
     const error = new QueueUnavailableError('could not be queued', { cause });
-    expect(error).toBeInstanceOf(Error);
-    expect([error.name, error.statusCode, error.message, error.cause]).toEqual([
+    // Assess
+    expect(error).toBeInstanceOf(GatewayError);
+    expect([error.name, error.code, error.retryable, error.message, error.cause]).toEqual([
       'QueueUnavailableError',
-      503,
+      'queue-unavailable',
+      true,
       'could not be queued',
       cause,
     ]);
   });
 
-  it('IdempotencyConflictError is a 422 naming the key', () => {
+  it('IdempotencyConflictError names the key and is no use retrying', () => {
+    // Act
     const error = new IdempotencyConflictError();
-    expect([error.name, error.statusCode, error.message]).toEqual([
+    // Assess
+    expect([error.name, error.code, error.retryable, error.message]).toEqual([
       'IdempotencyConflictError',
-      422,
+      'idempotency-conflict',
+      false,
       'Idempotency-Key was already used with a different body',
     ]);
   });
 
-  it('IdempotencyInProgressError is a 409 asking to retry later', () => {
+  it('IdempotencyInProgressError asks to retry later', () => {
+    // Act
     const error = new IdempotencyInProgressError();
-    expect([error.name, error.statusCode, error.message]).toEqual([
+    // Assess
+    expect([error.name, error.code, error.retryable, error.message]).toEqual([
       'IdempotencyInProgressError',
-      409,
+      'idempotency-in-progress',
+      true,
       'a request with this Idempotency-Key is still being processed; retry later',
     ]);
+  });
+
+  it('carry a code, not an HTTP status (the edge decides it, lib/http/statusOf.ts)', () => {
+    // Act
+    const errors = [
+      new QueueUnavailableError('x'),
+      new IdempotencyConflictError(),
+      new IdempotencyInProgressError(),
+    ];
+    // Assess
+    expect(errors.filter((error) => 'statusCode' in error)).toEqual([]);
   });
 });

@@ -5,7 +5,6 @@ import {
   errorCode,
   type ResponseMetadata,
   THROTTLING_CODES,
-  TRANSIENT_CODES,
 } from './errors.ts';
 import { type HttpAnswer, httpPost } from './httpPost.ts';
 import { type AwsCredentials, signRequest } from './signatureV4.ts';
@@ -86,7 +85,10 @@ export const jsonCommand = <
 const DEFAULT_ATTEMPT_TIMEOUT_MS = 2_000;
 const MAX_BACKOFF_MS = 20_000;
 
-/** Fields of an error answer that never land on the error (they would pass for its own, e.g. a `statusCode`). */
+/**
+ * Fields of an error answer that never land on the error (they would pass for its own, e.g. a `statusCode`, or
+ * the product's `code` and `retryable` of lib/errors.ts).
+ */
 const NOT_COPIED = new Set([
   '__type',
   'message',
@@ -94,6 +96,8 @@ const NOT_COPIED = new Set([
   'name',
   'stack',
   'cause',
+  'code',
+  'retryable',
   'statusCode',
   '$fault',
   '$metadata',
@@ -235,7 +239,7 @@ export class JsonProtocolClient {
       }
       failure.$metadata = { ...failure.$metadata, attempts: attempt, totalRetryDelay };
       const throttled = failure instanceof AwsServiceError && THROTTLING_CODES.has(failure.name);
-      if (attempt >= this.maxAttempts || !isRetryable(failure)) throw failure;
+      if (attempt >= this.maxAttempts || !failure.retryable) throw failure;
       const delay = Math.random() * Math.min(MAX_BACKOFF_MS, (throttled ? 500 : 100) * 2 ** (attempt - 1));
       totalRetryDelay += delay;
       await sleep(delay, abortSignal);
@@ -278,14 +282,6 @@ const parseOutput = (body: string, metadata: ResponseMetadata): Record<string, u
   const error = new AwsServiceError('the answer is not a JSON object', 'DeserializationError');
   error.$metadata = metadata;
   throw error;
-};
-
-const isRetryable = (error: AwsServiceError | AwsNetworkError) => {
-  if (error instanceof AwsNetworkError) return true;
-  const status = error.$metadata.httpStatusCode ?? 0;
-  return (
-    status >= 500 || status === 429 || THROTTLING_CODES.has(error.name) || TRANSIENT_CODES.has(error.name)
-  );
 };
 
 /** The function role's credentials, which Lambda puts in the environment. */

@@ -1,3 +1,5 @@
+import { GatewayError } from '../../errors.ts';
+
 /** What the SDK puts on every answer and error as `$metadata`. */
 export interface ResponseMetadata {
   httpStatusCode?: number;
@@ -7,19 +9,35 @@ export interface ResponseMetadata {
 }
 
 /**
- * An error answer of an AWS service, shaped as the SDK's ServiceException: `name` is the error code
- * (`ConditionalCheckFailedException`), `$fault` says whose fault, `$metadata` has the status and request id, and
- * the answer's other fields (a conditional check's `Item`, say) are copied on.
+ * An error answer of an AWS service, shaped as the SDK's ServiceException: `name` is the AWS error code
+ * (`ConditionalCheckFailedException`; the code base tells them apart by it, as with the SDK), `$fault` says whose
+ * fault, `$metadata` has the status and request id, and the answer's other fields (a conditional check's `Item`,
+ * say) are copied on. Its product `code` is `aws-service` whatever AWS answered.
+ *
+ * @example
+ * const error = new AwsServiceError('throttled', 'ThrottlingException');
+ * [error.name, error.code, error.retryable]; // ['ThrottlingException', 'aws-service', true]
  */
-export class AwsServiceError extends Error {
+export class AwsServiceError extends GatewayError {
   $fault: 'client' | 'server' = 'server';
   $metadata: ResponseMetadata = { attempts: 1, totalRetryDelay: 0 };
   $retryable?: { throttling: boolean };
   [field: string]: unknown;
 
   constructor(message: string, name = 'AwsServiceError') {
-    super(message);
+    super('aws-service', message);
     this.name = name;
+  }
+
+  /**
+   * The SDK's standard retry rule: a 5xx or 429 answer, throttling, or a transient code. Read when asked, since
+   * the client sets `$metadata` after building the error.
+   */
+  override get retryable(): boolean {
+    const status = this.$metadata.httpStatusCode ?? 0;
+    return (
+      status >= 500 || status === 429 || THROTTLING_CODES.has(this.name) || TRANSIENT_CODES.has(this.name)
+    );
   }
 }
 
@@ -31,12 +49,12 @@ export const serviceErrorClass = (code: string) =>
     }
   };
 
-/** No answer: the connection failed or the attempt ran out of time. */
-export class AwsNetworkError extends Error {
+/** No answer: the connection failed or the attempt ran out of time; always worth another attempt. */
+export class AwsNetworkError extends GatewayError {
+  override name = 'AwsNetworkError';
   $metadata: ResponseMetadata = { attempts: 1, totalRetryDelay: 0 };
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'AwsNetworkError';
+  constructor(message: string, options?: ErrorOptions) {
+    super('aws-network', message, { ...options, retryable: true });
   }
 }
 
