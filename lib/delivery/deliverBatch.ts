@@ -216,7 +216,7 @@ const deliverPart = async (
   permit: Extract<DeliveryPermit, { deliver: true }>,
   claimedAt: Date,
 ): Promise<{ results: Promise<MessageResult[]>; failedWhole: boolean }> => {
-  const { downstream, batch, holds } = delivery;
+  const { downstream, batch } = delivery;
   const leaseUntil = dueAfter(claimedAt, batch.settings.leaseSeconds);
   const claims = await settleBounded(reads, BATCH_CONCURRENCY, (read) =>
     claimMessage(read, downstream, batch, claimedAt, leaseUntil),
