@@ -1,8 +1,8 @@
 /** The DynamoDB-compatible store (dynalite on LevelDB), in this process, on disk, on 127.0.0.1 only. */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { installAtomicWrites } from './emulators/dynalite/atomicWrites.ts';
 import { type LockOptions, lockDataDir } from './dataDirLock.ts';
+import { installAtomicWrites } from './emulators/dynalite/atomicWrites.ts';
 import { createDynalite } from './emulators/dynalite/dynaliteInternals.ts';
 import { repairIndexes } from './emulators/dynalite/indexRepair.ts';
 
