@@ -92,6 +92,19 @@ export const recordOutcome = async (
     return;
   }
   const { reconcileAfterSeconds } = reconcileSettings();
+  /** The record stays `accepted` and its message comes back in `delaySeconds` (its re-queue dated after that). */
+  const waitAgain = async (
+    delaySeconds: number,
+    change: Pick<AttemptOutcome, 'returnTry' | 'callFailures'>,
+  ) => {
+    await record({
+      status: 'accepted',
+      error: outcome.error,
+      dueAt: dueAfter(at, delaySeconds + reconcileAfterSeconds),
+      ...change,
+    });
+    await changeVisibility(claimed, delaySeconds);
+  };
   if (hold.held) {
     const heldSince = hold.heldSince ?? at.toISOString();
     const delaySeconds = heldVisibilitySeconds(
@@ -99,44 +112,25 @@ export const recordOutcome = async (
       at,
       context.probeSeconds,
     );
-    await record({
-      status: 'accepted',
-      error: outcome.error,
-      dueAt: dueAfter(at, delaySeconds + reconcileAfterSeconds),
-      returnTry: true,
-    });
-    await changeVisibility(claimed, delaySeconds);
+    await waitAgain(delaySeconds, { returnTry: true });
     log.info('downstream held: try given back, message waits', { ...keys, heldSince, delaySeconds });
     throw new DeliveryHeldError(heldSince, delaySeconds);
   }
   if (context.notSent) {
     // Never sent: nothing was tried, so nothing is counted; it comes back after the first backoff.
     const delaySeconds = retryDelaySeconds(1, settings.retryBaseSeconds);
-    await record({
-      status: 'accepted',
-      error: outcome.error,
-      dueAt: dueAfter(at, delaySeconds + reconcileAfterSeconds),
-      returnTry: true,
-    });
-    await changeVisibility(claimed, delaySeconds);
+    await waitAgain(delaySeconds, { returnTry: true });
     log.info('not sent: try given back, retry later', { ...keys, delaySeconds });
     throw new DeliveryRetryLaterError(attempt, delaySeconds);
   }
   const callFailures = callFailuresSince(status, hold);
   if (context.notOwnFailure && callFailures < settings.maxAttempts) {
-    // Only a record's own faults spend its tries (docs/behaviour.md#delivery-and-retries): a call that failed for every record in it
-    // says nothing of this one. Such give-backs have a budget of their own; past it the record goes in a call of its
-    // own (lib/delivery/deliverBatch.ts), so a record that makes every call it is in fail still ends `failed`, and
-    // none ends `failed` through calls that failed whole.
+    // Only a record's own faults spend its tries (docs/behaviour.md#delivery-and-retries): a call that failed for
+    // every record in it says nothing of this one. Such give-backs have a budget of their own; past it the record
+    // goes in a call of its own (lib/delivery/deliverBatch.ts), so a record that makes every call it is in fail
+    // still ends `failed`, and none ends `failed` through calls that failed whole.
     const delaySeconds = retryDelaySeconds(callFailures + 1, settings.retryBaseSeconds);
-    await record({
-      status: 'accepted',
-      error: outcome.error,
-      dueAt: dueAfter(at, delaySeconds + reconcileAfterSeconds),
-      returnTry: true,
-      callFailures: callFailures + 1,
-    });
-    await changeVisibility(claimed, delaySeconds);
+    await waitAgain(delaySeconds, { returnTry: true, callFailures: callFailures + 1 });
     tally.add('retried', downstream, undefined, metricMode(status));
     log.warn('call failed for every record in it: try given back, retry later', {
       ...keys,
@@ -160,12 +154,7 @@ export const recordOutcome = async (
     return;
   }
   const delaySeconds = retryDelaySeconds(attempt, settings.retryBaseSeconds);
-  await record({
-    status: 'accepted',
-    error: outcome.error,
-    dueAt: dueAfter(at, delaySeconds + reconcileAfterSeconds),
-  });
-  await changeVisibility(claimed, delaySeconds);
+  await waitAgain(delaySeconds, {});
   tally.add('retried', downstream, undefined, metricMode(status));
   log.warn('transient failure: retry later', { ...keys, attempt, delaySeconds });
   throw new DeliveryRetryLaterError(attempt, delaySeconds);

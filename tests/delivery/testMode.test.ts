@@ -13,46 +13,25 @@ import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { createDownstreamHolds } from '../../lib/outage/hold.ts';
 import { readHold } from '../../lib/outage/holdStore.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
-import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { testKeys } from '../../testkit/apiKeys.ts';
-import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
+import { type DeliveryStack, startDeliveryStack } from '../../testkit/deliveryStack.ts';
 import { jsonPost, lambdaContext, statusGet } from '../../testkit/factories/apiGateway.ts';
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
-import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import { DELIVERY, deliverAt, forgetHolds, OUTAGE, receive, secondsAfter } from './support.ts';
 
-let aws: Awaited<ReturnType<typeof isolatedAws>>;
-let sap: SapSandbox;
-let salesforce: SalesforceSandbox;
-let bus: Awaited<ReturnType<typeof startEventBridgeRecorder>>;
+let stack: DeliveryStack;
+let aws: DeliveryStack['aws'];
+let sap: DeliveryStack['sap'];
+let salesforce: DeliveryStack['salesforce'];
+let bus: DeliveryStack['bus'];
 let salesQueue: string;
 let caseQueue: string;
 
 beforeAll(async () => {
-  aws = await isolatedAws();
-  [sap, salesforce, bus] = await Promise.all([
-    startSapSandbox(),
-    startSalesforceSandbox(),
-    startEventBridgeRecorder(),
-  ]);
-  Object.assign(process.env, {
-    ERP_BASE_URL: sap.url,
-    ERP_USERNAME: sap.username,
-    ERP_PASSWORD: sap.password,
-    CRM_BASE_URL: salesforce.url,
-    CRM_CLIENT_ID: salesforce.clientId,
-    CRM_CLIENT_SECRET: salesforce.clientSecret,
-    AWS_ENDPOINT_URL_EVENTBRIDGE: bus.endpoint,
-    EVENT_BUS_NAME: 'dealer-gateway-test',
-  });
-  salesQueue = aws.resources.queues.SalesRegistrationQueue.url;
-  caseQueue = aws.resources.queues.CaseQueue.url;
+  stack = await startDeliveryStack();
+  ({ aws, sap, salesforce, bus, salesQueue, caseQueue } = stack);
 });
-afterAll(async () => {
-  sap.outage.setDown(false);
-  await Promise.all([sap.stop(), salesforce.stop(), bus.stop()]);
-});
+afterAll(() => stack.stop());
 beforeEach(async () => {
   sap.outage.setDown(false);
   await Promise.all([aws.drain(salesQueue), aws.drain(caseQueue), forgetHolds(aws.dynamoEndpoint)]);

@@ -22,13 +22,10 @@ import { OutcomeTally } from '../../lib/observability/metrics.ts';
 import { createDownstreamHolds, type DownstreamHolds } from '../../lib/outage/hold.ts';
 import type { DeliverySettings, OutageSettings } from '../../lib/settings/settings.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
-import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { testKeys } from '../../testkit/apiKeys.ts';
-import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
+import { type DeliveryStack, startDeliveryStack } from '../../testkit/deliveryStack.ts';
 import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
-import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import { forgetHolds, receive } from '../delivery/support.ts';
 
 const DELIVERY: DeliverySettings = { maxAttempts: 3, retryBaseSeconds: 60, leaseSeconds: 90 };
@@ -95,34 +92,18 @@ type Plant =
   | 'testAsLive';
 
 describe('test mode’s isolation (property)', () => {
-  let aws: Awaited<ReturnType<typeof isolatedAws>>;
-  let sap: SapSandbox;
-  let salesforce: SalesforceSandbox;
-  let bus: Awaited<ReturnType<typeof startEventBridgeRecorder>>;
+  let stack: DeliveryStack;
+  let aws: DeliveryStack['aws'];
+  let sap: DeliveryStack['sap'];
+  let salesforce: DeliveryStack['salesforce'];
 
   beforeAll(async () => {
-    aws = await isolatedAws();
-    [sap, salesforce, bus] = await Promise.all([
-      startSapSandbox(),
-      startSalesforceSandbox(),
-      startEventBridgeRecorder(),
-    ]);
-    Object.assign(process.env, {
-      ERP_BASE_URL: sap.url,
-      ERP_USERNAME: sap.username,
-      ERP_PASSWORD: sap.password,
-      CRM_BASE_URL: salesforce.url,
-      CRM_CLIENT_ID: salesforce.clientId,
-      CRM_CLIENT_SECRET: salesforce.clientSecret,
-      AWS_ENDPOINT_URL_EVENTBRIDGE: bus.endpoint,
-      EVENT_BUS_NAME: 'dealer-gateway-test',
-    });
+    stack = await startDeliveryStack();
+    ({ aws, sap, salesforce } = stack);
   });
   afterAll(async () => {
-    sap.outage.setDown(false);
-    salesforce.outage.setDown(false);
     vi.doUnmock('../../lib/delivery/isolation.ts');
-    await Promise.all([sap.stop(), salesforce.stop(), bus.stop()]);
+    await stack.stop();
   });
   beforeEach(() => vi.resetModules());
 
