@@ -1,4 +1,6 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { SlowFirstSequencer } from './testkit/slowFirstSequencer.ts';
 
 export default defineConfig({
   test: {
@@ -19,5 +21,9 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 60_000,
     include: ['tests/**/*.test.ts'],
+    // One worker per core (vitest's default leaves one core idle: a single worker on the 2-core machine), the slow
+    // files first (testkit/slowTests.ts), so they run beside the quick ones rather than after them.
+    maxWorkers: Math.max(2, availableParallelism()),
+    sequence: { sequencer: SlowFirstSequencer },
   },
 });

@@ -152,7 +152,8 @@ describe('npm start with the built-in sandboxes', () => {
         body: unknown;
       }>;
     const found = await byFrame(`FrameNum=${privateSale.FrameNum}`);
-    // The same record, status and attempts; its own times and SAP document number.
+    // The same status and attempts; its own id (content ids are keyed by the stage's own secret: lib/intake/recordIds.ts),
+    // times and SAP document number.
     const { FrameNum, records } = documented('200', 'found') as { FrameNum: string; records: object[] };
     expect(found).toEqual({
       status: 200,
@@ -160,6 +161,7 @@ describe('npm start with the built-in sandboxes', () => {
         FrameNum,
         records: records.map((record) => ({
           ...record,
+          id,
           acceptedAt: expect.any(String),
           updatedAt: expect.any(String),
           downstreamId: expect.any(String),
