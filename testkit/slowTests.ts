@@ -23,6 +23,12 @@ export const SLOW_TESTS: readonly string[] = [
   'tests/delivery/redrive.test.ts',
   'tests/intake/keyedContent.test.ts',
   'tests/feed/slowWrites.test.ts',
+  // Real timeouts, leases running out, command lines and serverless-offline started as processes.
+  'tests/aws/jsonProtocolDeadlines.test.ts',
+  'tests/delivery/lease.test.ts',
+  'tests/records/npmRecords.test.ts',
+  'tests/records/cli.test.ts',
+  'tests/forms/offlineCors.test.ts',
 ];
 
 /** Of the slow ones, these take longest: they start first of all. */
