@@ -144,74 +144,23 @@ describe('parseRecordsArgs, --mode', () => {
       /one record by id takes no filters \(--mode\)/,
     );
   });
-
-  it('puts the value back when npm took --mode as its own: npm run records --mode test --status failed', () => {
-    // Act
-    const options = parseRecordsArgs(['failed', 'test'], npm({ mode: 'true', status: 'true' }));
-    // Assess
-    expect(options).toMatchObject({ clientMode: 'test', statuses: ['failed'] });
-  });
 });
 
 describe('parseRecordsArgs, the form without -- (npm takes the options as its own settings)', () => {
-  it('puts a value npm passed on as an argument back to its option: npm run records --status rejected', () => {
-    // Prepare: what the script gets from `npm run records --status rejected`.
-    const env = npm({ status: 'true' });
-    // Act
-    const options = parseRecordsArgs(['rejected'], env);
-    // Assess
-    expect(options).toMatchObject({ mode: 'list', statuses: ['rejected'] });
-  });
-
-  it('tells values apart by their look whatever order npm gives them in', () => {
-    // `npm run records --older-than 2h --kind cases --status failed --region eu-central-1 --stage prod --json`
-    const env = npm({
-      older_than: 'true',
-      kind: 'true',
-      status: 'true',
-      region: 'true',
-      stage: 'true',
-      json: 'true',
-    });
-    const options = parseRecordsArgs(['2h', 'cases', 'failed', 'eu-central-1', 'prod'], env);
-    expect(options).toMatchObject({
-      statuses: ['failed'],
-      kinds: ['caseRecord'],
-      olderThanMs: 7_200_000,
-      region: 'eu-central-1',
-      stage: 'prod',
-      json: true,
-    });
-  });
-
-  it('keeps values npm kept (--status=rejected) and switches (--counts, --show-personal)', () => {
-    expect(parseRecordsArgs([], npm({ status: 'rejected', counts: 'true' }))).toMatchObject({
-      mode: 'counts',
-      statuses: ['rejected'],
-    });
-    expect(parseRecordsArgs(['3f0c'], npm({ show_personal: 'true' }))).toMatchObject({
-      id: '3f0c',
-      showPersonal: true,
-    });
-  });
-
-  it('gives a number to the one numeric option and a name to the one other option that lost its value', () => {
-    const options = parseRecordsArgs(
-      ['example-dealer', '1234', 'failed'],
-      npm({ dealer: 'true', client: 'true', status: 'true' }),
+  it('refuses it, naming the options npm took and the -- form to write instead', () => {
+    // Prepare: what the script gets from `npm run records --status rejected --json` and `npm run records --mode test`.
+    const statusAndJson = npm({ status: 'true', json: 'true' });
+    const mode = npm({ mode: 'true' });
+    // Act, Assess
+    expect(refused(['rejected'], statusAndJson)).toBe(
+      'npm took --status, --json for its own settings: write npm run records -- --status <value> --json ' +
+        '(the -- hands them to the tool)',
     );
-    expect(options).toMatchObject({ client: 'example-dealer', dealer: 1234, statuses: ['failed'] });
-    expect(parseRecordsArgs(['3f0c'], npm({ id: 'true' }))).toMatchObject({ mode: 'one', id: '3f0c' });
-  });
-
-  it('refuses what cannot be told apart, with the -- form to write instead', () => {
-    expect(refused(['example-dealer', 'JH2X'], npm({ client: 'true', frame: 'true' }))).toBe(
-      'npm took --client, --frame as settings of its own and passed their values on without their names, in an ' +
-        'order it does not keep: write npm run records -- --client <value> --frame <value> (or --client=<value>)',
+    expect(refused(['test'], mode)).toBe(
+      'npm took --mode for its own setting: write npm run records -- --mode <value> (the -- hands them to the tool)',
     );
-    expect(refused(['5', '1234'], npm({ dealer: 'true', limit: 'true' }))).toContain('--dealer, --limit');
-    expect(refused([], npm({ status: 'true' }))).toBe('--status needs a value');
-    expect(refused(['lost'], npm({ status: 'true' }))).toContain('--status must be one of');
+    // A value npm kept (`--status=rejected`) is refused the same way: the tool reads arguments only.
+    expect(refused([], npm({ status: 'rejected' }))).toContain('write npm run records -- --status <value>');
   });
 
   it('reads npm settings only when npm runs the records script (not those of an npm command around it)', () => {

@@ -25,81 +25,27 @@ type FlagOption = (typeof FLAG_OPTIONS)[number];
 
 const DURATION = /^(\d+)(m|h|d)$/;
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-const REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
 const WHOLE = /^\d+$/;
-
-/*
- * `npm run records --status rejected` (no `--`): npm (10 and 11 alike, through nopt) takes an option it does not
- * know, written without `=`, as a boolean setting of its own: it sets npm_config_status=true in the script's
- * environment and passes `rejected` on as a positional argument. The order of the settings is lost (the environment
- * has none, and npm rewrites its own process title), so a value goes back to its option by what it looks like:
- * a state, a kind, an age, a region; a number to --dealer or --limit if only one of them lost its value; anything
- * else to the one remaining option that lost its value. What cannot be told apart is refused with the `--` form.
- */
-const LOOKS: Partial<Record<ValueOption, (value: string) => boolean>> = {
-  status: (value) => (RECORD_STATUSES as readonly string[]).includes(value),
-  kind: (value) => value in KIND_NAMES,
-  'older-than': (value) => DURATION.test(value),
-  region: (value) => REGION.test(value),
-  mode: (value) => (CLIENT_MODES as readonly string[]).includes(value),
-};
 
 const envName = (option: string) => `npm_config_${option.replaceAll('-', '_')}`;
 
-/** Puts the values npm separated from their options back (see above); returns the positionals nobody claimed. */
-const recoverNpmSettings = (
-  values: Partial<Record<ValueOption, string>> & Partial<Record<FlagOption, boolean>>,
-  positionals: string[],
-  env: NodeJS.ProcessEnv,
-): string[] => {
-  const rest = [...positionals];
-  const take = (matches: (value: string) => boolean): string | undefined => {
-    const at = rest.findIndex(matches);
-    return at === -1 ? undefined : rest.splice(at, 1)[0];
-  };
-  for (const flag of FLAG_OPTIONS) {
-    if (values[flag] === undefined && env[envName(flag)] === 'true') values[flag] = true;
-  }
-  const lost: ValueOption[] = [];
-  for (const option of VALUE_OPTIONS) {
-    const setting = env[envName(option)];
-    if (values[option] !== undefined || setting === undefined || setting === '') continue;
-    if (setting === 'true') lost.push(option);
-    else values[option] = setting; // --status=rejected: npm kept the value
-  }
-  const unresolved: ValueOption[] = [];
-  for (const option of lost) {
-    const looks = LOOKS[option];
-    if (!looks) continue;
-    const value = take(looks);
-    if (value === undefined) unresolved.push(option);
-    else values[option] = value;
-  }
-  const numeric: ValueOption[] = lost.filter((option) => option === 'dealer' || option === 'limit');
-  const other = lost.filter((option) => !LOOKS[option] && !numeric.includes(option));
-  const ambiguous = [...(numeric.length > 1 ? numeric : []), ...(other.length > 1 ? other : [])];
-  if (ambiguous.length > 0) {
-    const written = ambiguous.map((option) => `--${option} <value>`).join(' ');
-    throw new UsageError(
-      `npm took ${ambiguous.map((o) => `--${o}`).join(', ')} as settings of its own and passed their values on ` +
-        `without their names, in an order it does not keep: write npm run records -- ${written} ` +
-        `(or --${ambiguous[0]}=<value>)`,
-    );
-  }
-  if (numeric.length === 1) {
-    const value = take((candidate) => WHOLE.test(candidate));
-    if (value === undefined) unresolved.push(numeric[0]);
-    else values[numeric[0]] = value;
-  }
-  if (other.length === 1) {
-    const value = rest.shift();
-    if (value === undefined) unresolved.push(other[0]);
-    else values[other[0]] = value;
-  }
-  // `--status lost`: the one value left goes to the one option left, whose check then names what is wrong.
-  if (unresolved.length === 1 && rest.length > 0) values[unresolved[0]] = rest.shift();
-  else if (unresolved.length > 0) throw new UsageError(`--${unresolved[0]} needs a value`);
-  return rest;
+/**
+ * `npm run records --status rejected` (no `--`): npm (10 and 11 alike) takes an option it does not know as a setting
+ * of its own (npm_config_status=true) and passes its value on without its name, in an order it does not keep. Rather
+ * than guess the value back, the tool refuses and names the form that works.
+ */
+const refuseNpmSettings = (env: NodeJS.ProcessEnv): void => {
+  const swallowed = [...VALUE_OPTIONS, ...FLAG_OPTIONS].filter(
+    (option) => env[envName(option)] !== undefined,
+  );
+  if (swallowed.length === 0) return;
+  const written = swallowed.map(
+    (option) => `--${option}${(VALUE_OPTIONS as readonly string[]).includes(option) ? ' <value>' : ''}`,
+  );
+  throw new UsageError(
+    `npm took ${swallowed.map((option) => `--${option}`).join(', ')} for its own setting${swallowed.length > 1 ? 's' : ''}: ` +
+      `write npm run records -- ${written.join(' ')} (the -- hands them to the tool)`,
+  );
 };
 
 const positiveWhole = (option: string, value: string): number => {
@@ -110,14 +56,13 @@ const positiveWhole = (option: string, value: string): number => {
 };
 
 /**
- * Reads the arguments of `npm run records`: the `npm run records -- ...` form and `node scripts/records.ts ...`, and
- * the form without `--` that npm turns into settings of its own (recovered from the npm_config_* variables it sets,
- * only when npm runs the `records` script).
+ * Reads the arguments of `npm run records -- ...` (and `node scripts/records.ts ...`). The form without `--`, which
+ * npm turns into settings of its own, is refused with the `--` form named.
  *
  * @throws UsageError naming the argument at fault.
  * @example
  * parseRecordsArgs(['--status', 'failed', '--older-than', '2h'], {}).olderThanMs // 7_200_000
- * parseRecordsArgs(['rejected'], { npm_lifecycle_event: 'records', npm_config_status: 'true' }).statuses // ['rejected']
+ * parseRecordsArgs(['rejected'], { npm_lifecycle_event: 'records', npm_config_status: 'true' }) // throws: write npm run records -- --status <value>
  */
 export const parseRecordsArgs = (argv: string[], env: NodeJS.ProcessEnv = process.env): RecordsOptions => {
   let parsed: ReturnType<typeof parseArgs>;
@@ -135,10 +80,8 @@ export const parseRecordsArgs = (argv: string[], env: NodeJS.ProcessEnv = proces
     throw new UsageError((error as Error).message);
   }
   const values = parsed.values as Partial<Record<ValueOption, string>> & Partial<Record<FlagOption, boolean>>;
-  const positionals =
-    env.npm_lifecycle_event === 'records'
-      ? recoverNpmSettings(values, parsed.positionals, env)
-      : parsed.positionals;
+  if (env.npm_lifecycle_event === 'records') refuseNpmSettings(env);
+  const positionals = parsed.positionals;
 
   if (positionals.length > 1) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
   if (positionals.length === 1) {
