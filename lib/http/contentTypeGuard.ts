@@ -38,7 +38,9 @@ export const charsetsOf = (header: string | undefined): string[] =>
     );
 
 /**
- * Refuses with 415 what the service cannot read as it is:
+ * Refuses with 415 what the service cannot read as it is. Only what middy's parsers lack: @middy/http-json-body-parser
+ * takes any `+json` type (`application/vnd.api+json`), which the API refuses, knows no charset or encoding, and
+ * cannot allow JSON or a form; this guard says which type, charset or encoding is wanted, in the API's words:
  * - a Content-Type that is not one of `allowed`: `Content-Type must be application/json`;
  * - a `charset` other than UTF-8 (`application/json; charset=latin1`): `Content-Type charset must be utf-8`;
  * - a `Content-Encoding` other than identity (gzip, br, deflate, …): `Content-Encoding must be identity: …`.

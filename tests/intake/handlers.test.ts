@@ -53,6 +53,8 @@ describe('POST /erp/sales_registration', () => {
   it.each([
     ['text/plain', 415, 'Content-Type must be application/json'],
     ['application/x-www-form-urlencoded', 415, 'Content-Type must be application/json'],
+    // middy's JSON parser alone would take it (any `+json` type): the API takes application/json only.
+    ['application/vnd.api+json', 415, 'Content-Type must be application/json'],
   ])('refuses Content-Type %s with %i', async (contentType, status, message) => {
     const response = await salesHandler(
       jsonPost(SALES, [salesRegistrationInput()], { 'Content-Type': contentType }),
