@@ -195,6 +195,11 @@ async function createQueue(
     const resolved = resolveIntrinsic(value, local, `${id}.${key}`);
     attributes[key] = typeof resolved === 'string' ? resolved : JSON.stringify(resolved);
   }
+  // Local only: a webhook message in flight when npm start is killed comes back after the queue's visibility
+  // timeout, as on AWS (360 s); the fault campaign, which kills npm start on purpose, waits for it less long.
+  const webhookVisibility = process.env.LOCAL_WEBHOOK_VISIBILITY_SECONDS;
+  if (id === 'WebhookQueue' && webhookVisibility && /^\d+$/.test(webhookVisibility))
+    attributes.VisibilityTimeout = webhookVisibility;
   const tags = Array.isArray(Tags)
     ? Object.fromEntries((Tags as { Key: string; Value: string }[]).map((t) => [t.Key, String(t.Value)]))
     : undefined;

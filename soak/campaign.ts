@@ -304,6 +304,9 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       OUTAGE_PROBE_SECONDS: String(settings.probeSeconds),
       // A record whose worker was killed mid-delivery is delivered again once its claim runs out (default 90 s).
       DELIVERY_LEASE_SECONDS: '30',
+      // A webhook message in flight at a SIGKILL comes back after this (AWS: the queue's 360 s), within the wait
+      // for the events.
+      LOCAL_WEBHOOK_VISIBILITY_SECONDS: '20',
       RECONCILE_AFTER_SECONDS: String(settings.reconcileAfterSeconds),
       RECONCILE_INTERVAL_SECONDS: String(settings.reconcileIntervalSeconds),
       LOCAL_API_PROXY_SQS: sqsProxy.endpoint,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ERP_BATCH_SIZE } from '../../lib/downstream/erp/constants.ts';
 import { MAX_VISIBILITY_SECONDS } from '../../lib/webhooks/dispatch.ts';
 import { retryWindow, WEBHOOK_RETRY_SCHEDULE, webhookAttempts } from '../../lib/webhooks/retrySchedule.ts';
-import { packagedTemplate } from '../../testkit/packagedTemplate.ts';
+import { packagedTemplate, withPackageLock } from '../../testkit/packagedTemplate.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; Condition?: string };
 let resources: Record<string, Resource>;
@@ -313,11 +313,17 @@ describe('packaged CloudFormation template', () => {
   });
 
   it('deploys each function as its bundle only: minified ESM (entry and lazy chunks) with source maps, no node_modules', async () => {
-    for (const [id, fn] of functions()) {
-      const name = id.replace(/LambdaFunction$/, '');
-      const zip = unzipSync(
-        await readFile(join(process.cwd(), '.esbuild', `${name[0].toLowerCase()}${name.slice(1)}.zip`)),
-      );
+    // The zips are rewritten by any test file that packages (tests run two at a time): read them under its lock.
+    const zips = await withPackageLock(() =>
+      Promise.all(
+        functions().map(async ([id]) => {
+          const name = id.replace(/LambdaFunction$/, '');
+          return readFile(join(process.cwd(), '.esbuild', `${name[0].toLowerCase()}${name.slice(1)}.zip`));
+        }),
+      ),
+    );
+    for (const [index, [, fn]] of functions().entries()) {
+      const zip = unzipSync(zips[index]);
       const files = Object.keys(zip).sort();
       const handlerFile = String(fn.Properties.Handler).replace(/\.handler$/, '');
       expect(files).toContain(`${handlerFile}.mjs`);
