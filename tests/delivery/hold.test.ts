@@ -14,10 +14,8 @@ import { createDownstreamHolds, type DownstreamHolds, holdStates } from '../../l
 import { readHold } from '../../lib/outage/holdStore.ts';
 import { reconcileSettings } from '../../lib/settings/settings.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
-import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
-import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
+import { type DeliveryStack, startDeliveryStack } from '../../testkit/deliveryStack.ts';
 import { lambdaContext } from '../../testkit/factories/apiGateway.ts';
-import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import {
   acceptCases,
   acceptSales,
@@ -28,30 +26,18 @@ import {
   secondsAfter,
 } from './support.ts';
 
-let aws: Awaited<ReturnType<typeof isolatedAws>>;
-let sap: SapSandbox;
-let salesforce: SalesforceSandbox;
+let stack: DeliveryStack;
+let aws: DeliveryStack['aws'];
+let sap: DeliveryStack['sap'];
+let salesforce: DeliveryStack['salesforce'];
 let salesQueue: string;
 let caseQueue: string;
 
 beforeAll(async () => {
-  aws = await isolatedAws();
-  [sap, salesforce] = await Promise.all([startSapSandbox(), startSalesforceSandbox()]);
-  Object.assign(process.env, {
-    ERP_BASE_URL: sap.url,
-    ERP_USERNAME: sap.username,
-    ERP_PASSWORD: sap.password,
-    CRM_BASE_URL: salesforce.url,
-    CRM_CLIENT_ID: salesforce.clientId,
-    CRM_CLIENT_SECRET: salesforce.clientSecret,
-  });
-  salesQueue = aws.resources.queues.SalesRegistrationQueue.url;
-  caseQueue = aws.resources.queues.CaseQueue.url;
+  stack = await startDeliveryStack();
+  ({ aws, sap, salesforce, salesQueue, caseQueue } = stack);
 });
-
-afterAll(async () => {
-  await Promise.all([sap.stop(), salesforce.stop()]);
-});
+afterAll(() => stack.stop());
 
 beforeEach(async () => {
   sap.outage.setDown(false);
