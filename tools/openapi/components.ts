@@ -10,7 +10,7 @@ import recordStateChangedFile from '../../schemas/events/recordStateChanged.sche
   type: 'json',
 };
 import salesRegistrationFile from '../../schemas/salesRegistration.schema.json' with { type: 'json' };
-import { caseRecordForm, fromSchemaFile, type JsonObject } from './schemaConversion.ts';
+import { caseRecordForm, fromSchemaFile, hoistDefs, type JsonObject } from './schemaConversion.ts';
 
 /**
  * A reference to a schema of `components`.
@@ -204,9 +204,10 @@ const idempotencyKeyParameter: JsonObject = {
     '(compared after normalisation) gets the same answer and queues nothing new; the same key with a different ' +
     'body gets 422; the same key while its first request is still being processed gets 409. With a key, the key ' +
     'alone decides what is a repeat: the same content under a new key is a new record. Keys are remembered for ' +
-    '24 hours, separately for each operation. At most 255 characters ' +
-    '(longer: 400); surrounding whitespace is ignored and a blank key counts as none.',
-  schema: { type: 'string', minLength: 1, maxLength: 255 },
+    '24 hours, separately for each operation. At most 255 characters (longer: 400). Surrounding whitespace is ' +
+    'ignored, and an empty or blank key counts as none: the request is taken as one sent without the header ' +
+    '(so the schema allows the empty string).',
+  schema: { type: 'string', maxLength: 255 },
   example: '5d0c7a8e-2f4b-4a1e-9c3d-7b6a5e4f3d2c',
 };
 
@@ -230,15 +231,17 @@ export const components = (): JsonObject => {
   salesRegistrationRequest.items = ref('SalesRegistrationRecord');
   const caseRecord = fromSchemaFile(caseRecordFile, 'CaseRecord');
   return {
-    schemas: {
+    // A schema file's definitions become components of their own (hoistDefs says why).
+    schemas: hoistDefs({
       SalesRegistrationRequest: salesRegistrationRequest,
       SalesRegistrationRecord: salesRegistrationRecord,
       CaseRecord: caseRecord,
       CaseRecordForm: caseRecordForm(caseRecord),
-      // What a client's webhook receives (the document's `webhooks`): the event detail, its envelope in $defs.
+      // The bus event's detail, of which a webhook gets the data (the document's `webhooks`); its EventBridge
+      // envelope, the file's definitions/webhookBody, follows as RecordStateChangedWebhookBody.
       RecordStateChanged: fromSchemaFile(recordStateChangedFile, 'RecordStateChanged'),
       ...responseSchemas(),
-    },
+    }),
     parameters: { IdempotencyKey: idempotencyKeyParameter },
     securitySchemes: {
       ApiKey: {

@@ -129,3 +129,48 @@ export const caseRecordForm = (caseRecord: JsonObject): JsonObject => {
     ),
   };
 };
+
+/** A JSON value with every `$ref` that `renamed` names replaced by its new target. */
+const withRefs = (node: Json, renamed: ReadonlyMap<string, string>): Json => {
+  if (Array.isArray(node)) return node.map((item) => withRefs(item, renamed));
+  if (!isObject(node)) return node;
+  return Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [
+      key,
+      key === '$ref' && typeof value === 'string' ? (renamed.get(value) ?? value) : withRefs(value, renamed),
+    ]),
+  );
+};
+
+/**
+ * The components' schemas with each schema's `$defs` moved out to components of their own, named after their
+ * owner (`RecordStateChanged`'s `webhookBody`: `RecordStateChangedWebhookBody`) and placed right after it, every
+ * `$ref` to them repointed. Generators read a Schema Object's members as its shape: a nested `$defs` comes out as
+ * a property named `$defs`, and the definitions themselves get no type of their own.
+ *
+ * @example
+ * hoistDefs({ A: { $defs: { b: { type: 'string' } }, properties: { x: { $ref: '#/components/schemas/A/$defs/b' } } } })
+ * // { A: { properties: { x: { $ref: '#/components/schemas/AB' } } }, AB: { type: 'string' } }
+ */
+export const hoistDefs = (schemas: JsonObject): JsonObject => {
+  const renamed = new Map<string, string>();
+  const hoisted: [string, Json][] = [];
+  for (const [component, schema] of Object.entries(schemas)) {
+    if (!isObject(schema) || !isObject(schema.$defs)) {
+      hoisted.push([component, schema]);
+      continue;
+    }
+    const { $defs, ...rest } = schema;
+    hoisted.push([component, rest]);
+    for (const [name, definition] of Object.entries($defs)) {
+      const target = `${component}${name[0].toUpperCase()}${name.slice(1)}`;
+      if (Object.hasOwn(schemas, target) || hoisted.some(([taken]) => taken === target))
+        throw new Error(
+          `openapi: ${component}'s $defs/${name} would take the name ${target}, already a component`,
+        );
+      renamed.set(`#/components/schemas/${component}/$defs/${name}`, `#/components/schemas/${target}`);
+      hoisted.push([target, definition]);
+    }
+  }
+  return withRefs(Object.fromEntries(hoisted), renamed) as JsonObject;
+};
