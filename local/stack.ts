@@ -70,7 +70,8 @@ export interface LocalStack {
   /**
    * What was set on top of the inherited environment for serverless-offline: the provider.environment
    * references (SALES_REGISTRATION_QUEUE_URL, CASE_QUEUE_URL, RECORDS_TABLE, ...), AWS_ENDPOINT_URL_SQS,
-   * AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION, dummy AWS credentials, PORT, OFFLINE_*_PORT and `options.env`.
+   * AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION, dummy AWS credentials, PORT, LOCAL_API_URL, OFFLINE_*_PORT and
+   * `options.env`.
    */
   env: Record<string, string>;
   /** By CloudFormation logical id, e.g. queues.SalesRegistrationQueue.url, tables.RecordsTable.name. */
@@ -194,6 +195,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       AWS_ACCESS_KEY_ID: localCredentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
       PORT: String(port),
+      // The URL GET /openapi.json names as its local server (functions/openApi.ts).
+      LOCAL_API_URL: `http://localhost:${port}`,
       OFFLINE_LAMBDA_PORT: String(lambdaPort),
       OFFLINE_WEBSOCKET_PORT: String(websocketPort),
       ...localWebhooks.env,

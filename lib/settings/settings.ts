@@ -36,6 +36,12 @@ export const queueUrlFor = (kind: RecordKind, env?: Environment): string =>
 /** Local debug mode (`DEBUG_ERRORS=true`): error answers may carry a stack trace. Never set on AWS. */
 export const debugMode: Setting<boolean> = setting((env) => env.DEBUG_ERRORS === 'true');
 
+/**
+ * The URL the local service listens on (`LOCAL_API_URL`, e.g. http://localhost:3456): set by the local runner
+ * (`npm start`, local/stack.ts) alone, never on AWS. GET /openapi.json names it as its local server.
+ */
+export const localApiUrl: Setting<string | undefined> = setting((env) => env.LOCAL_API_URL || undefined);
+
 /** The stack's event bus (`EVENT_BUS_NAME`). */
 export const eventBusName: Setting<string> = setting((env) => required('EVENT_BUS_NAME', env.EVENT_BUS_NAME));
 

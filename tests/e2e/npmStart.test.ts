@@ -134,7 +134,10 @@ describe('npm start with the built-in sandboxes', () => {
     const unknown = await lookUp(service, '/crm/case/0123456789abcdef0123456789abcdef', 'example-web-forms');
     expect(unknown).toEqual({ status: 404, body: { message: 'no case with this CrmId' } });
     const openApi = await fetch(`${service.url}/openapi.json`);
-    expect((await json<{ openapi: string }>(openApi)).openapi).toBe('3.1.0');
+    const document = await json<{ openapi: string; servers: { url: string }[] }>(openApi);
+    expect(document.openapi).toBe('3.1.0');
+    // The port it listens on (a free one here), not the committed document's 3000.
+    expect(document.servers.map((server) => server.url)).toEqual([service.url]);
   });
 
   it('routes GET ?FrameNum= apart from the POST on the same path, and answers as openapi.json documents it', async () => {

@@ -50,7 +50,11 @@ export const buildOpenApiDocument = (): JsonObject => ({
     description: markdown('description.md'),
   },
   servers: [
-    { url: 'http://localhost:3000', description: 'Local service (`npm start`; PORT overrides 3000)' },
+    // Served under `npm start`, the URL it listens on instead (functions/openApi.ts).
+    {
+      url: 'http://localhost:3000',
+      description: 'Local service (`npm start`; PORT overrides 3000, and the served document names the port)',
+    },
   ],
   tags: [
     { name: 'Sales registrations', description: 'Vehicle sales registered with the back-office ERP.' },
