@@ -8,6 +8,7 @@ export const SLOW_TESTS: readonly string[] = [
   'tests/e2e/**',
   'tests/records/npmStart.test.ts',
   'tests/docs/testModeExamples.test.ts',
+  'tests/docs/feedExamples.test.ts',
   // Properties over many runs on the real stand-ins.
   'tests/property/**',
   // `npm run package` (the template), once per run, and what reads it.

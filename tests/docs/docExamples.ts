@@ -2,7 +2,8 @@
  * The curl examples of a guide's section as a harness runs them: each command (from `curl` to the `# <answer>` line
  * under it) with the answer the guide shows, and the comparison of a documented answer with a real one. Values that
  * differ from run to run compare by their shape: a record id (32 hex), a time (ISO 8601), an event id
- * (`<id>:<time>`), an SAP-style document number (`49` and 6 digits), a Salesforce-style id (`500` and 15).
+ * (`<id>:<time>`), an SAP-style document number (`49` and 6 digits), a Salesforce-style id (`500` and 15), a feed
+ * cursor.
  */
 
 /** One documented command and the answer under it. */
@@ -62,6 +63,20 @@ const EVENT_ID = /^[0-9a-f]{32}:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SAP_NUMBER = /^49\d{6}$/;
 const SALESFORCE_ID = /^500[0-9A-Za-z]{15}$/;
 
+/** Whether a string is a feed cursor: base64url of `{"c": <client>, "k": <feed key>}` (lib/feed/feedCursor.ts). */
+const isCursor = (value: string): boolean => {
+  if (!/^eyJ[A-Za-z0-9_-]+$/.test(value)) return false;
+  try {
+    const { c, k } = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as {
+      c?: unknown;
+      k?: unknown;
+    };
+    return typeof c === 'string' && typeof k === 'string';
+  } catch {
+    return false;
+  }
+};
+
 /**
  * A JSON value with what differs from run to run replaced by its shape.
  *
@@ -78,6 +93,7 @@ export const shapeOf = (value: unknown): unknown => {
   if (EVENT_ID.test(value)) return '<event id>';
   if (SAP_NUMBER.test(value)) return '<SAP number>';
   if (SALESFORCE_ID.test(value)) return '<Salesforce id>';
+  if (isCursor(value)) return '<cursor>';
   return value;
 };
 
