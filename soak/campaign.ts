@@ -143,6 +143,12 @@ export interface SoakOptions {
   eventsWaitSeconds?: number;
   /** POWERTOOLS_LOG_LEVEL of the service. Default WARN (less to print on two cores). */
   serviceLogLevel?: string;
+  /**
+   * Whether the verdict holds the recovery to its time goal (the first delivery within a probe period and a reconciler
+   * period of SAP coming back). Default true (`npm run soak`); the test suite's short form reports the figure without
+   * judging it: a time is the bench's to measure, not a test's to assert on a busy machine.
+   */
+  timeGoals?: boolean;
   /** Keep the data directory (its path is in the report). */
   keepDataDir?: boolean;
   log?: (line: string) => void;
@@ -160,7 +166,7 @@ export interface SoakReport extends LedgerCounts {
   calls: DeliveryCallFigures;
   seed: number;
   run: string;
-  settings: Required<Omit<SoakOptions, 'log' | 'seed' | 'keepDataDir' | 'signal'>>;
+  settings: Required<Omit<SoakOptions, 'log' | 'seed' | 'keepDataDir' | 'signal' | 'timeGoals'>>;
   restarts: { kills: number; starts: number; unexpectedExits: number; startSeconds: number[] };
   faults: {
     intakeSqs: Record<string, number>;
@@ -668,7 +674,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         eventsKept(eventCheck.counts) &&
         feedKept(feedCheck.counts) &&
         outageReport.kept &&
-        holdReport.kept &&
+        (options.timeGoals === false ? holdReport.openedWhileAnswering === 0 : holdReport.kept) &&
         testModeKept(testCheck.counts),
       outage: outageReport,
       hold: { ...holdReport, salesDuringOutage },

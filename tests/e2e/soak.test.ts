@@ -27,6 +27,8 @@ describe('the soak campaign, short form', () => {
       maxTrafficSeconds: 240,
       // Past the reconciler's republishing (60 s after the change, checked every 5 s): a real loss, not a delay.
       eventsWaitSeconds: 70,
+      // The time SAP's recovery took is reported (the table below), never asserted: npm run soak judges it.
+      timeGoals: false,
       log: () => {},
     });
     // Assess
@@ -79,6 +81,8 @@ describe('the soak campaign, short form', () => {
     expect(report.outage.calls, table).toBeLessThanOrEqual(report.outage.probesAllowed);
     // Faults inside batches were met: batched calls carried many records each.
     expect(report.calls.sapBatchCalls + report.calls.salesforceCollectionsCalls, table).toBeGreaterThan(0);
+    // SAP came back and took a registration again (how soon is a figure, not a verdict, here).
+    expect(report.hold.firstDeliverySeconds, table).not.toBeNull();
     expect(report.ok, table).toBe(true);
   }, 600_000);
 });

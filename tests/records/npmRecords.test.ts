@@ -76,9 +76,9 @@ const run = (command: string, args: string[], changes: Record<string, string> = 
 const npm = (...args: string[]) => run('npm', args);
 
 describe('npm run records, spawned', () => {
-  it('npm run records --status rejected (no --): npm keeps --status, the script gets its value back', async () => {
+  it('npm run records -- --status rejected: the rejected sale only', async () => {
     // Act
-    const { code, stdout } = await npm('run', 'records', '--status', 'rejected');
+    const { code, stdout } = await npm('run', 'records', '--', '--status', 'rejected');
     // Assess: npm's banner, then the table with the rejected sale only.
     expect(code).toBe(0);
     const table = stdout.slice(stdout.indexOf('ID '));
@@ -110,8 +110,11 @@ describe('npm run records, spawned', () => {
     ).toEqual([rejected.id]);
   }, 60_000);
 
-  it('npm run records --counts --json (no --): both switches reach the script', async () => {
-    const { code, stdout } = await npm('run', '-s', 'records', '--counts', '--json', '--kind', 'sales');
+  it('npm run records --counts (no --) is refused with the -- form named; with -- both switches reach the script', async () => {
+    const without = await npm('run', '-s', 'records', '--counts', '--json');
+    expect(without.code).toBe(2);
+    expect(without.stderr).toContain('write npm run records -- --counts --json');
+    const { code, stdout } = await npm('run', '-s', 'records', '--', '--counts', '--json', '--kind', 'sales');
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toEqual({
       salesRegistration: { accepted: 0, delivered: 1, rejected: 1, failed: 0 },

@@ -68,7 +68,7 @@ describe('npm run records against npm start', () => {
     const second = await postSale(salesRegistrationInput({ FrameNum: frame, SaleDate: '2026-11-21' }));
     expect(await settled(second)).toBe('rejected');
     // Act
-    const byState = await npm('run', 'records', '--status', 'rejected');
+    const byState = await npm('run', 'records', '--', '--status', 'rejected');
     const byFrame = await npm('run', '-s', 'records', '--', '--frame', frame, '--json');
     const one = await npm('run', '-s', 'records', '--', second, '--json');
     // Assess
@@ -102,7 +102,7 @@ describe('npm run records against npm start', () => {
   it('says no local service is running once npm start has stopped (exit code 1)', async () => {
     stopped = true;
     await service.stop();
-    const { code, stderr } = await npm('run', 'records', '--status', 'rejected');
+    const { code, stderr } = await npm('run', 'records', '--', '--status', 'rejected');
     expect(code).toBe(1);
     expect(stderr).toContain('no running local service');
   }, 60_000);
