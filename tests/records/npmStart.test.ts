@@ -9,7 +9,7 @@ import { MASK } from '../../tools/records/constants.ts';
 
 /*
  * The issue's own example, end to end: a sale the SAP sandbox refuses (its frame number registered twice) is found
- * by `npm run records --status rejected` against the running `npm start`.
+ * by `npm run records -- --status rejected` against the running `npm start`.
  */
 
 let service: RunningService;
