@@ -236,28 +236,15 @@ export const createWorkload = (
   /** One new sale or case of the test client: a magic last name (any case) or an ordinary one. */
   const testPlan = (): Plan => {
     const lastName = random.pick(['REJECT', 'Reject', 'RETRY', 'retry', 'FAIL', 'Fail', '', '', '', '']);
-    if (random.chance(0.6)) {
-      const sale = newSale();
-      if (lastName) sale.fields.Name = lastName;
-      return plan({
-        kind: 'single',
-        op: 'sale',
-        records: [sale],
-        fresh: 1,
-        form: false,
-        copies: 1,
-        client: TEST_CLIENT,
-        test: true,
-      });
-    }
-    const kase = newCase();
-    if (lastName) kase.fields.surname = lastName;
+    const isSale = random.chance(0.6);
+    const record = isSale ? newSale() : newCase();
+    if (lastName) record.fields[isSale ? 'Name' : 'surname'] = lastName;
     return plan({
-      kind: 'case',
-      op: 'case',
-      records: [kase],
+      kind: isSale ? 'single' : 'case',
+      op: isSale ? 'sale' : 'case',
+      records: [record],
       fresh: 1,
-      form: random.chance(0.4),
+      form: isSale ? false : random.chance(0.4),
       copies: 1,
       client: TEST_CLIENT,
       test: true,

@@ -7,6 +7,9 @@
  */
 
 /** One documented command and the answer under it. */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
 export interface DocExample {
   command: string;
   answer: unknown;
@@ -122,3 +125,35 @@ export const idsIn = (documented: unknown, real: unknown, into: Map<string, stri
  */
 export const withRealIds = (command: string, ids: ReadonlyMap<string, string>): string =>
   command.replace(/[0-9a-f]{32}/g, (id) => ids.get(id) ?? id);
+
+const run = promisify(execFile);
+
+/**
+ * Runs a guide's example (its curl against `host`, the ids answered earlier put in) until its answer has the shape
+ * the guide shows, or `timeoutMs` has passed (a record settles after a while); records the ids the answer names.
+ *
+ * @returns the last answer, and a line saying how it differed when it never matched.
+ * @example
+ * const { real, mismatch } = await answerAsDocumented(example, { env, ids, host, timeoutMs: 60_000 });
+ */
+export const answerAsDocumented = async (
+  example: DocExample,
+  options: { env: NodeJS.ProcessEnv; ids: Map<string, string>; host: string; timeoutMs: number },
+): Promise<{ real: unknown; mismatch?: string }> => {
+  const command = withRealIds(example.command, options.ids).replaceAll('localhost:3000', options.host);
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    const real: unknown = JSON.parse((await run('sh', ['-c', command], { env: options.env })).stdout);
+    const matched = JSON.stringify(shapeOf(real)) === JSON.stringify(shapeOf(example.answer));
+    if (matched || Date.now() > deadline) {
+      idsIn(example.answer, real, options.ids);
+      if (matched) return { real };
+      const documented = `documented ${JSON.stringify(example.answer)}`;
+      return {
+        real,
+        mismatch: `${example.command.split('\n')[0]}\n  ${documented}\n  answered   ${JSON.stringify(real)}`,
+      };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+};

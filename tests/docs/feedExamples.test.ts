@@ -4,16 +4,14 @@
  * guide: each curl answers as documented (values that differ from run to run by their shape), and `NEXT` is the
  * `next` of the answer above it, as the reader sets it.
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../local/project.ts';
 import { npmStart, type RunningService } from '../../testkit/npmStart.ts';
-import { type DocExample, idsIn, sectionOf, shapeOf, shExamples, withRealIds } from './docExamples.ts';
+import { answerAsDocumented, type DocExample, sectionOf, shapeOf, shExamples } from './docExamples.ts';
 
 const guide = readFileSync(join(projectRoot, 'docs/API.md'), 'utf8');
 const FEED_HEADING = '\n### Catching up: the event feed\n';
@@ -21,7 +19,6 @@ const feedSection = guide.slice(
   guide.indexOf(FEED_HEADING),
   guide.indexOf('\n## ', guide.indexOf(FEED_HEADING)),
 );
-const run = promisify(execFile);
 
 /** The sale of "Operations" and the look-up by id of "Record status": what a reader did before the feed. */
 const before = (): DocExample[] => [
@@ -88,21 +85,8 @@ describe('docs/API.md, the event feed example, against npm start', () => {
     const mismatches: string[] = [];
     // Act
     for (const example of [...before(), ...shExamples(feedSection)]) {
-      const command = withRealIds(example.command, ids).replaceAll('localhost:3000', host);
-      const deadline = Date.now() + 60_000;
-      let real: unknown;
-      for (;;) {
-        real = JSON.parse((await run('sh', ['-c', command], { env })).stdout);
-        if (JSON.stringify(shapeOf(real)) === JSON.stringify(shapeOf(example.answer))) break;
-        if (Date.now() > deadline) {
-          mismatches.push(
-            `${example.command.split('\n')[0]}\n  documented ${JSON.stringify(example.answer)}\n  answered   ${JSON.stringify(real)}`,
-          );
-          break;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-      idsIn(example.answer, real, ids);
+      const { real, mismatch } = await answerAsDocumented(example, { env, ids, host, timeoutMs: 60_000 });
+      if (mismatch) mismatches.push(mismatch);
       // The reader's NEXT=: the next of the page just read.
       const next = (real as { next?: unknown }).next;
       if (typeof next === 'string') env.NEXT = next;

@@ -4,19 +4,16 @@
  * asked again until it shows the documented state (the record is `accepted` until then). The feed entry shown is
  * among the test client's feed entries. The harness itself finds a planted wrong answer.
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../local/project.ts';
 import { npmStart, type RunningService } from '../../testkit/npmStart.ts';
-import { codeBlocks, idsIn, sectionOf, shapeOf, shExamples, withRealIds } from './docExamples.ts';
+import { answerAsDocumented, codeBlocks, sectionOf, shapeOf, shExamples } from './docExamples.ts';
 
 const section = sectionOf(readFileSync(join(projectRoot, 'docs/API.md'), 'utf8'), 'Test mode');
-const run = promisify(execFile);
 
 describe('docs/API.md, "Test mode": the harness', () => {
   it('reads each command with its answer, and tells a documented answer from a wrong one (planted)', () => {
@@ -58,21 +55,8 @@ describe('docs/API.md, "Test mode", against npm start', () => {
     const mismatches: string[] = [];
     // Act
     for (const example of shExamples(section)) {
-      const command = withRealIds(example.command, ids).replaceAll('localhost:3000', host);
-      const deadline = Date.now() + 90_000;
-      let real: unknown;
-      for (;;) {
-        real = JSON.parse((await run('sh', ['-c', command], { env })).stdout);
-        if (JSON.stringify(shapeOf(real)) === JSON.stringify(shapeOf(example.answer))) break;
-        if (Date.now() > deadline) {
-          mismatches.push(
-            `${example.command.split('\n')[0]}\n  documented ${JSON.stringify(example.answer)}\n  answered   ${JSON.stringify(real)}`,
-          );
-          break;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-      idsIn(example.answer, real, ids);
+      const { mismatch } = await answerAsDocumented(example, { env, ids, host, timeoutMs: 90_000 });
+      if (mismatch) mismatches.push(mismatch);
     }
     const [entry] = codeBlocks(section, 'json').map((text) => JSON.parse(text));
     const feed = (await (
