@@ -47,23 +47,21 @@ export const targets = [
   },
   {
     name: 'delivery',
-    mutate: [
-      'lib/delivery/deliverBatch.ts',
-      'lib/delivery/claimMessage.ts',
-      'lib/delivery/recordOutcome.ts',
-      'lib/delivery/holdOutcomes.ts',
-      'lib/delivery/message.ts',
-      'lib/delivery/worker.ts',
-      'lib/store/statusUpdates.ts',
-    ],
+    mutate: ['lib/delivery/**/*.ts', 'lib/store/statusUpdates.ts'],
     tests: ['tests/delivery/**/*.test.ts', 'tests/store/statusUpdates.test.ts'],
   },
   {
     // A downstream's hold: its rules, its store, and the visibility of a held message; the worker's side of it is
-    // pinned by tests/delivery/hold.test.ts.
+    // pinned by tests/delivery/hold.test.ts and batching.test.ts (a hold met by a batch), the reconciler's probe of
+    // a long hold by tests/reconcile/longHolds.test.ts.
     name: 'outage',
     mutate: ['lib/outage/**/*.ts'],
-    tests: ['tests/outage/**/*.test.ts', 'tests/delivery/hold.test.ts'],
+    tests: [
+      'tests/outage/**/*.test.ts',
+      'tests/delivery/hold.test.ts',
+      'tests/delivery/batching.test.ts',
+      'tests/reconcile/longHolds.test.ts',
+    ],
   },
   {
     name: 'reconciler',

@@ -1,8 +1,8 @@
 /**
  * openapi.json as a code generator (openapi-typescript and the like) reads it: every schema typed where a
  * generator looks for a type, no keyword where a generator reads properties, and the Idempotency-Key parameter
- * agreeing with what the service does with a key. openapi-typescript itself cannot be installed here (its peer is
- * TypeScript 5), so these checks state what it needs of the document.
+ * agreeing with what the service does with a key. These name the schema at fault; generatedClient.test.ts runs
+ * openapi-typescript itself and type-checks the README's calls on what it generates.
  */
 import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -61,6 +61,9 @@ const schemasOf = (doc: JsonObject): { pointer: string; schema: JsonObject }[] =
   return found;
 };
 
+/** The components that requests carry (a generator types them as what the caller must send). */
+const REQUEST_COMPONENTS = ['SalesRegistrationRecord', 'CaseRecord', 'CaseRecordForm'];
+
 /** What a generator would read wrong: the pointers of the offending schemas, each with why. */
 const unreadable = (doc: JsonObject): string[] =>
   schemasOf(doc).flatMap(({ pointer, schema }) => {
@@ -68,6 +71,17 @@ const unreadable = (doc: JsonObject): string[] =>
     if (isObject(schema.properties))
       for (const name of Object.keys(schema.properties))
         if (name.startsWith('$')) problems.push(`${pointer}/properties: a property named ${name}`);
+    // openapi-typescript (defaultNonNullable, its default) types a property with a default as always present:
+    // in a request schema that makes the caller send what the service fills in.
+    if (
+      isObject(schema.properties) &&
+      REQUEST_COMPONENTS.some((name) => pointer === `/components/schemas/${name}`)
+    )
+      for (const [name, property] of Object.entries(schema.properties))
+        if (isObject(property) && 'default' in property)
+          problems.push(
+            `${pointer}/properties/${name}: a default in a request schema (say it in the description)`,
+          );
     for (const keyword of ['$defs', 'definitions'])
       if (keyword in schema) problems.push(`${pointer}: ${keyword} inside a schema (hoist it to components)`);
     for (const keyword of ['anyOf', 'oneOf']) {
@@ -81,7 +95,7 @@ const unreadable = (doc: JsonObject): string[] =>
   });
 
 describe('openapi.json, as a generator reads it', () => {
-  it('finds what a generator reads wrong (planted: an untyped branch, a nested $defs, a $-property)', () => {
+  it('finds what a generator reads wrong (planted: an untyped branch, a request default, a nested $defs, a $-property)', () => {
     // Prepare
     const planted = structuredClone(committed);
     const status = at(planted, 'components', 'schemas', 'RecordStatus') as JsonObject;
@@ -90,6 +104,8 @@ describe('openapi.json, as a generator reads it', () => {
       anyOf: [{ minimum: 0 }, { type: 'integer', maximum: 9999 }],
     };
     (at(planted, 'components', 'schemas', 'NotFound') as JsonObject).$defs = { x: { type: 'string' } };
+    const caseProperties = at(planted, 'components', 'schemas', 'CaseRecord', 'properties') as JsonObject;
+    (caseProperties.comments as JsonObject).default = '';
     const webhookBody = at(
       planted,
       ...'webhooks/recordStateChanged/post/requestBody/content/application~1json/schema'
@@ -101,9 +117,10 @@ describe('openapi.json, as a generator reads it', () => {
     const before = new Set(unreadable(committed));
     const problems = unreadable(planted).filter((problem) => !before.has(problem));
     // Assess
-    expect(problems).toEqual([
-      '/components/schemas/RecordStatus/properties/attempts/anyOf/0: a branch without type, $ref, const or enum',
+    expect(problems.sort()).toEqual([
+      '/components/schemas/CaseRecord/properties/comments: a default in a request schema (say it in the description)',
       '/components/schemas/NotFound: $defs inside a schema (hoist it to components)',
+      '/components/schemas/RecordStatus/properties/attempts/anyOf/0: a branch without type, $ref, const or enum',
       '/webhooks/recordStateChanged/post/requestBody/content/application/json/schema/properties: a property named $defs',
     ]);
   });

@@ -82,11 +82,15 @@ const resolvePointer = (doc: JsonObject, ref: string): Json | undefined => {
 const withoutAnnotations = (node: unknown): unknown => {
   if (Array.isArray(node)) return node.map(withoutAnnotations);
   if (!isObject(node)) return node;
-  return Object.fromEntries(
+  const kept: Record<string, unknown> = Object.fromEntries(
     Object.entries(node)
-      .filter(([key]) => key !== '$schema' && key !== '$id' && !key.startsWith('x-'))
+      .filter(([key]) => !['$schema', '$id', 'default'].includes(key) && !key.startsWith('x-'))
       .map(([key, value]) => [key, withoutAnnotations(value)]),
   );
+  // A request's default is said in words (generators type a property with a `default` as required).
+  if ('default' in node)
+    kept.description = `${node.description} When absent: ${JSON.stringify(node.default)}.`;
+  return kept;
 };
 
 const schemas =

@@ -39,8 +39,10 @@ const SUBSCHEMA_MAP = new Set([
  * Converts one draft-07 schema node to 2020-12: drops `$schema` and `$id` (the document is the resource now),
  * drops our `x-messages`/`x-when` annotations (they drive the service's error texts, not the API's shape),
  * renames `definitions` to `$defs`, array `items` to `prefixItems`, splits `dependencies`, and points local
- * `$ref`s at the component that holds the file's root (`base`). Values of data keywords (`enum`, `default`,
- * `examples`, `required`, …) are copied as they are.
+ * `$ref`s at the component that holds the file's root (`base`). Values of data keywords (`enum`, `examples`,
+ * `required`, …) are copied as they are, but `default`: a request's default is what the service fills in when the
+ * field is absent, and generators (openapi-typescript, by default) type a property with a `default` as one the
+ * caller must send, so the default is said in the description instead.
  *
  * @example
  * convertSchema({ $ref: '#/definitions/date' }, '#/components/schemas/CaseRecord')
@@ -51,7 +53,8 @@ export const convertSchema = (node: Json, base: string): Json => {
   const out: JsonObject = {};
   const tupleItems = Array.isArray(node.items);
   for (const [keyword, value] of Object.entries(node)) {
-    if (keyword === '$schema' || keyword === '$id' || keyword.startsWith('x-')) continue;
+    if (keyword === '$schema' || keyword === '$id' || keyword === 'default' || keyword.startsWith('x-'))
+      continue;
     if (keyword === '$ref' && typeof value === 'string') {
       if (!value.startsWith('#'))
         throw new Error(`schemas/: only local $ref can be documented, not ${value}`);
@@ -78,6 +81,10 @@ export const convertSchema = (node: Json, base: string): Json => {
     } else {
       out[keyword] = structuredClone(value);
     }
+  }
+  if ('default' in node) {
+    const absent = `When absent: ${JSON.stringify(node.default)}.`;
+    out.description = typeof out.description === 'string' ? `${out.description} ${absent}` : absent;
   }
   return out;
 };
