@@ -1,11 +1,13 @@
 /**
- * The house's floors: lib/ has no import circle, between files or between its modules (directories); the store
+ * The house's floors: no import circle between any two files of the project; lib/ has none between its modules
+ * (directories) either; the store
  * stands on the record, the AWS clients and the settings only; and only the settings module (with the AWS clients
  * and Powertools' own variables) reads the process's environment. Read from the source files themselves.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { importEdges } from '../../testkit/importGraph.ts';
 
 const LIB = resolve(import.meta.dirname, '../../lib');
 
@@ -99,5 +101,50 @@ describe('lib imports', () => {
       'observability/metrics.ts',
       'settings/environment.ts',
     ]);
+  });
+});
+
+describe('the whole house’s imports', () => {
+  const root = resolve(import.meta.dirname, '../..');
+  /** The project's import graph (every folder: lib, sandbox, local, testkit, soak, tools, tests, bench, scripts). */
+  const houseGraph = (edges: { from: string; to: string }[]): Map<string, string[]> => {
+    const graph = new Map<string, string[]>();
+    for (const { from, to } of edges) graph.set(from, [...(graph.get(from) ?? []), to]);
+    return graph;
+  };
+
+  it('have no circle between files', () => {
+    // Act
+    const edges = importEdges(root);
+    // Assess
+    expect([...new Set(edges.map(({ from }) => from.split('/')[0]))]).toEqual(
+      expect.arrayContaining([
+        'lib',
+        'functions',
+        'sandbox',
+        'local',
+        'testkit',
+        'soak',
+        'tools',
+        'tests',
+        'bench',
+        'scripts',
+      ]),
+    );
+    expect(circlesOf(houseGraph(edges)).map((circle) => circle.join(' -> '))).toEqual([]);
+  });
+
+  it('finds a circle planted between two sandbox files', () => {
+    // Prepare
+    const edges = [
+      ...importEdges(root),
+      { from: 'sandbox/salesforceTypes.ts', to: 'sandbox/salesforceSandbox.ts' },
+    ];
+    // Act
+    const circles = circlesOf(houseGraph(edges)).map((circle) => circle.join(' -> '));
+    // Assess
+    expect(
+      circles.some((circle) => circle.includes('sandbox/salesforceTypes.ts -> sandbox/salesforceSandbox.ts')),
+    ).toBe(true);
   });
 });
