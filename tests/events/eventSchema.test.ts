@@ -1,7 +1,7 @@
 /**
  * schemas/events/recordStateChanged.schema.json, the published shape of a `Record state changed` event: the events
  * lib/events builds validate against it, nothing more than the schema names can appear (no personal data), and a
- * webhook's body (the whole EventBridge envelope) validates against its `webhookBody` definition.
+ * queued event (the whole EventBridge envelope) validates against its `busEvent` definition.
  */
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
@@ -17,7 +17,7 @@ import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
 const ajv = new Ajv.default({ allErrors: true, strict: true });
 addFormats.default(ajv);
 const validate = ajv.compile(schema);
-const validateBody = ajv.compile({ $ref: `${schema.$id}#/definitions/webhookBody` });
+const validateBody = ajv.compile({ $ref: `${schema.$id}#/definitions/busEvent` });
 
 const at = new Date('2026-11-22T08:03:12.345Z');
 

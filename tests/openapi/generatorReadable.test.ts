@@ -160,7 +160,7 @@ describe('openapi.json, as a generator reads it', () => {
     const schemas = at(committed, 'components', 'schemas') as JsonObject;
     expect(schemas.RecordStateChanged).not.toHaveProperty('$defs');
     expect(
-      at(committed, 'components', 'schemas', 'RecordStateChangedWebhookBody', 'properties', 'detail'),
+      at(committed, 'components', 'schemas', 'RecordStateChangedBusEvent', 'properties', 'detail'),
     ).toEqual({
       $ref: '#/components/schemas/RecordStateChanged',
     });

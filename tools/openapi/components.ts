@@ -238,7 +238,7 @@ export const components = (): JsonObject => {
       CaseRecord: caseRecord,
       CaseRecordForm: caseRecordForm(caseRecord),
       // The bus event's detail, of which a webhook gets the data (the document's `webhooks`); its EventBridge
-      // envelope, the file's definitions/webhookBody, follows as RecordStateChangedWebhookBody.
+      // envelope, the file's definitions/busEvent, follows as RecordStateChangedBusEvent.
       RecordStateChanged: fromSchemaFile(recordStateChangedFile, 'RecordStateChanged'),
       ...responseSchemas(),
     }),

@@ -151,7 +151,7 @@ const withRefs = (node: Json, renamed: ReadonlyMap<string, string>): Json => {
 
 /**
  * The components' schemas with each schema's `$defs` moved out to components of their own, named after their
- * owner (`RecordStateChanged`'s `webhookBody`: `RecordStateChangedWebhookBody`) and placed right after it, every
+ * owner (`RecordStateChanged`'s `busEvent`: `RecordStateChangedBusEvent`) and placed right after it, every
  * `$ref` to them repointed. Generators read a Schema Object's members as its shape: a nested `$defs` comes out as
  * a property named `$defs`, and the definitions themselves get no type of their own.
  *
