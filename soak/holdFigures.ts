@@ -2,10 +2,12 @@
  * The soak's verdicts on the outage hold where it meets batched delivery (docs/behaviour.md#outages-and-holds):
  *
  * - **first delivery after the downstream came back**: seconds from the moment SAP is up again to the first
- *   registration it stores. The hold's next probe is due within OUTAGE_PROBE_SECONDS, and the record it takes is
- *   queued by the reconciler, which runs once a period: so the goal is one probe period plus one reconciler
- *   period, and more than that fails. Where the time went is shown beside it: the first delivery call SAP received
- *   after it came back (the probe), and that call's answer;
+ *   registration it stores. The hold's next probe is due within OUTAGE_PROBE_SECONDS, the record it takes is
+ *   queued by the reconciler, which runs once a period, and the worker's event source gathers a batch for up to
+ *   its batching window (`maximumBatchingWindow`, 1 s in serverless.yml, as on AWS) before it invokes the worker:
+ *   so the goal is one probe period plus one reconciler period plus that window, and more than that fails. Where
+ *   the time went is shown beside it: the first delivery call SAP received after it came back (the probe), and
+ *   that call's answer;
  * - **holds opened while the downstream answered**: openings of an `outage` hold (holdWatch.ts saw them) by a call
  *   the downstream answered in part: some of its records delivered or refused for their content (such as a
  *   Collections answer with some cases upserted and some `UNABLE_TO_LOCK_ROW`). Any is one too many. A hold opened
@@ -20,7 +22,7 @@ import type { HoldOpening, OpeningCall } from './holdWatch.ts';
 export interface HoldFigures {
   /** Seconds from SAP up again to the first registration it stored (null: none, or no outage). */
   firstDeliverySeconds: number | null;
-  /** The goal: OUTAGE_PROBE_SECONDS + one reconciler period (RECONCILE_INTERVAL_SECONDS). */
+  /** The goal: OUTAGE_PROBE_SECONDS + one reconciler period (RECONCILE_INTERVAL_SECONDS) + the batching window. */
   firstDeliveryGoalSeconds: number;
   /** Seconds from SAP up again to the first delivery call it received (null: none). */
   firstCallSeconds: number | null;
@@ -56,6 +58,8 @@ export interface HoldInput {
   waiting: number;
   probeSeconds: number;
   reconcileSeconds: number;
+  /** The SAP worker's event source batching window (serverless.yml `maximumBatchingWindow`). */
+  batchingWindowSeconds: number;
   openings: readonly HoldOpening[];
   /** The call that opened each (holdWatch.ts openingCallsInStore; keyed `<downstream> <ms>`). */
   openingCalls: ReadonlyMap<string, OpeningCall>;
@@ -70,11 +74,11 @@ const seconds = (ms: number) => Math.round(ms / 100) / 10;
  *
  * @example
  * holdFigures({ outage: { from, to }, createdAt, sapCalls, waiting: 40, probeSeconds: 2, reconcileSeconds: 2,
- *   openings: watch.openings(), openingCalls })
- * // { firstDeliverySeconds: 2.7, firstDeliveryGoalSeconds: 4, openedWhileAnswering: 0, kept: true, … }
+ *   batchingWindowSeconds: 1, openings: watch.openings(), openingCalls })
+ * // { firstDeliverySeconds: 2.7, firstDeliveryGoalSeconds: 5, openedWhileAnswering: 0, kept: true, … }
  */
 export const holdFigures = (input: HoldInput): HoldFigures => {
-  const goal = input.probeSeconds + input.reconcileSeconds;
+  const goal = input.probeSeconds + input.reconcileSeconds + input.batchingWindowSeconds;
   const graceMs = input.graceMs ?? 5_000;
   const hadOutage = input.outage.from > 0 && input.outage.to >= input.outage.from;
   const after = (at: number) => hadOutage && at >= input.outage.to;
