@@ -9,7 +9,12 @@ import { runReconciler } from '../lib/reconcile/reconcilerRun.ts';
 export const handler = async (): Promise<void> => {
   const { reconciled, events, purge } = await runReconciler();
   if ('error' in events) logger.error('pending events not published', errorSummary(events.error));
-  else if (events.published + events.unpublished > 0) logger.info('pending events published', { ...events });
+  else if (events.unpublished > 0) {
+    // Events held back run after run (the bus down, the feed's writes too slow to keep their date) are late
+    // events for every client: operators see it, and why.
+    const { cause, ...counts } = events;
+    logger.warn('pending events not published', { ...counts, ...errorSummary(cause) });
+  } else if (events.published > 0) logger.info('pending events published', { ...events });
   if ('error' in purge) logger.error('personal data removal failed', errorSummary(purge.error));
   else if (purge.purged.salesRegistration + purge.purged.caseRecord + purge.skipped > 0)
     logger.info('personal data removed', { ...purge });

@@ -12,6 +12,7 @@
  * for the state-change event of every settled record of a client with a webhook at the sandbox webhook receiver
  * (events.ts).
  */
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -151,7 +152,7 @@ export interface SoakOptions {
    * judging it: a time is the bench's to measure, not a test's to assert on a busy machine.
    */
   timeGoals?: boolean;
-  /** Keep the data directory (its path is in the report). */
+  /** Keep the data directory (its path is in the report), with every line the service wrote in `service.log`. */
   keepDataDir?: boolean;
   log?: (line: string) => void;
   /** Aborting ends the campaign early: it cleans up and rejects. */
@@ -305,11 +306,16 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
   let stopHoldPolls: (() => Promise<void>) | undefined;
   /** The record ids seen in the dead-letter queues (deadLetters.ts): a test record must never be one. */
   let stopDeadLetterWatch: (() => Promise<Set<string>>) | undefined;
+  // A red run kept for reading: what the service said, beside its store.
+  const serviceLog = options.keepDataDir ? createWriteStream(join(dataDir, 'service.log')) : undefined;
   const service = createService({
     port,
     dataDir,
     log,
-    onLine: holdWatch.noteLine,
+    onLine: (line) => {
+      holdWatch.noteLine(line);
+      serviceLog?.write(`${line}\n`);
+    },
     env: {
       ERP_BASE_URL: sap.url,
       ERP_USERNAME: SAP_CREDENTIALS.username,
@@ -749,6 +755,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       sap.stop(),
       salesforce.stop(),
     ]);
+    serviceLog?.end();
     if (!options.keepDataDir) await rm(dataDir, { recursive: true, force: true }).catch(() => {});
     log(`done in ${seconds(Date.now() - startedAt)} s`);
   }

@@ -141,6 +141,8 @@ export interface DueEventsResult {
   published: number;
   /** Records whose events could not be published (they stay for the next run). */
   unpublished: number;
+  /** Why the first of them could not be: for the reconciler's warning (the feed's write, the bus, the store). */
+  cause?: unknown;
 }
 
 /**
@@ -164,9 +166,10 @@ export const publishDueEvents = async (
       for (const record of records.values()) {
         try {
           result.published += await publishRecordEvents(record);
-        } catch {
+        } catch (cause) {
           // The bus is down or refusing: the rest waits for the next run rather than each waiting for its timeout.
           result.unpublished++;
+          result.cause = cause;
           return result;
         }
       }

@@ -6,7 +6,8 @@
  */
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { handler as reconcilerHandler } from '../../functions/reconciler.ts';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
@@ -342,10 +343,36 @@ describe('publishDueEvents (the reconciler)', () => {
     bus.setMode('up');
     await publishDueEvents({ now: later(62), kinds: ['caseRecord'] });
     // Assess: one record tried (two attempts) while down; afterwards every record published.
-    expect(down).toEqual({ published: 0, unpublished: 1 });
+    expect(down).toMatchObject({ published: 0, unpublished: 1 });
+    expect(String(down.cause)).toMatch(/InternalException: down for a test/);
     expect(callsWhileDown).toBeLessThanOrEqual(2);
     const published = new Set(bus.details().map((d) => d.recordId));
     for (const record of records) expect(published.has(record.id)).toBe(true);
     for (const record of records) expect((await outboxOf(record.id)).events).toBeUndefined();
+  });
+
+  it('has the reconciler warn, with why, while pending events stay unpublished (and not once they go)', async () => {
+    // Prepare: a case settled a week ago, its event still in the outbox; the bus down.
+    const record = await settledCase({ status: 'delivered' });
+    bus.setMode('down');
+    const warn = vi.spyOn(logger, 'warn');
+    try {
+      // Act
+      await reconcilerHandler();
+      const whileDown = warn.mock.calls.filter(([message]) => message === 'pending events not published');
+      bus.setMode('up');
+      warn.mockClear();
+      await reconcilerHandler();
+      const afterwards = warn.mock.calls.filter(([message]) => message === 'pending events not published');
+      // Assess
+      expect(whileDown).toHaveLength(1);
+      expect(whileDown[0][1]).toMatchObject({ published: 0, unpublished: 1, errorName: 'InternalException' });
+      expect(JSON.stringify(whileDown[0][1])).not.toContain(record.id);
+      expect(afterwards).toEqual([]);
+      expect((await outboxOf(record.id)).events).toBeUndefined();
+    } finally {
+      bus.setMode('up');
+      warn.mockRestore();
+    }
   });
 });
