@@ -27,6 +27,7 @@ import { claimRecord, recordAttempt } from '../../lib/store/statusUpdates.ts';
 import type { QueuedRecord, SalesRegistration } from '../../lib/types.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { deliverRecord } from '../../testkit/deliverRecord.ts';
+import { outputDuring } from '../../testkit/emittedOutput.ts';
 import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
 import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
 import { startHookedProxy } from '../../testkit/hookedProxy.ts';
@@ -152,37 +153,6 @@ const foreignMessage = (body: string) =>
     body,
     attributes: { ApproximateReceiveCount: '1' },
   }) as unknown as SQSRecord;
-
-/** Output written while `act` runs: log lines and EMF metrics documents, parsed. */
-const outputDuring = async (act: () => Promise<unknown>) => {
-  const lines: string[] = [];
-  const streams = [process.stdout, process.stderr];
-  const writes = streams.map((stream) => stream.write);
-  streams.forEach((stream, i) => {
-    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-      lines.push(String(chunk));
-      return (writes[i] as (...args: unknown[]) => boolean).call(stream, chunk, ...rest);
-    }) as typeof stream.write;
-  });
-  let outcome: unknown;
-  try {
-    // A rejection is never taken for success, not even one without a reason.
-    outcome = await act().catch((error: unknown) => error ?? 'rejected without a reason');
-  } finally {
-    streams.forEach((stream, i) => {
-      stream.write = writes[i];
-    });
-  }
-  const documents = lines
-    .flatMap((text) => text.split('\n'))
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return {
-    outcome,
-    logs: documents.filter((document) => !('_aws' in document)),
-    metrics: documents.filter((document) => '_aws' in document),
-  };
-};
 
 /** Delivers one message at `now` and publishes the tally, as the worker does at the end of its batch. */
 const deliverAt = (sqsRecord: SQSRecord, now: Date) =>

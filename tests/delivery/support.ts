@@ -80,11 +80,16 @@ export const receive = async (sqs: SQSClient, queueUrl: string, count: number) =
 };
 
 /** Delivers one batch of messages as a worker instance with `holds` does at `now`; the results' error names. */
-export const deliverAt = async (records: SQSRecord[], holds: DownstreamHolds, now: Date) => {
+export const deliverAt = async (
+  records: SQSRecord[],
+  holds: DownstreamHolds,
+  now: Date,
+  tally = new OutcomeTally(),
+) => {
   const results = await deliverMessages(records, {
     settings: DELIVERY,
     log: logger,
-    tally: new OutcomeTally(),
+    tally,
     now: () => now,
     holds,
     outage: OUTAGE,

@@ -5,19 +5,26 @@
  * test record never share a call; look-ups and events say `test`.
  */
 import type { SQSRecord } from 'aws-lambda';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as caseHandler } from '../../functions/crmCase.ts';
 import { handler as recordStatus } from '../../functions/recordStatus.ts';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
+import { OutcomeTally } from '../../lib/observability/metrics.ts';
 import { createDownstreamHolds } from '../../lib/outage/hold.ts';
 import { readHold } from '../../lib/outage/holdStore.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { testKeys } from '../../testkit/apiKeys.ts';
 import { type DeliveryStack, startDeliveryStack } from '../../testkit/deliveryStack.ts';
+import { outputDuring } from '../../testkit/emittedOutput.ts';
 import { jsonPost, lambdaContext, statusGet } from '../../testkit/factories/apiGateway.ts';
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
 import { DELIVERY, deliverAt, forgetHolds, OUTAGE, receive, secondsAfter } from './support.ts';
+
+vi.hoisted(() => {
+  // The test run turns metrics off (vitest.config.ts); one test here reads the ones the worker publishes.
+  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+});
 
 let stack: DeliveryStack;
 let aws: DeliveryStack['aws'];
@@ -73,15 +80,28 @@ const sapRequestsNaming = (ids: readonly string[]) =>
   sap.requests.filter((request) => request.method === 'POST' && ids.some((id) => request.body.includes(id)));
 
 /** Delivers the messages again and again, the clock moving 10 minutes a round, until no record is `accepted`. */
-const untilSettled = async (records: SQSRecord[], holds = createDownstreamHolds(OUTAGE)) => {
+const untilSettled = async (
+  records: SQSRecord[],
+  holds = createDownstreamHolds(OUTAGE),
+  tally = new OutcomeTally(),
+) => {
   for (let round = 1; round <= DELIVERY.maxAttempts + 2; round++) {
     const open = [];
     for (const record of records)
       if ((await getStatusRecord(idOf(record)))?.status === 'accepted') open.push(record);
     if (open.length === 0) return;
-    await deliverAt(open, holds, secondsAfter(T0, round * 600));
+    await deliverAt(open, holds, secondsAfter(T0, round * 600), tally);
   }
 };
+
+/** The sum of a metric over EMF documents of one mode (a test record's carry the dimension `mode: test`). */
+const counted = (documents: Record<string, unknown>[], name: string, mode: 'live' | 'test') =>
+  documents
+    .filter((document) => (document.mode === 'test') === (mode === 'test'))
+    .reduce(
+      (sum, document) => sum + (typeof document[name] === 'number' ? (document[name] as number) : 0),
+      0,
+    );
 
 describe('test mode through the worker', () => {
   it('answers test sales as their last names say while SAP is down and held; SAP, the hold and the dead letters see nothing of them', async () => {
@@ -119,6 +139,26 @@ describe('test mode through the worker', () => {
     const live = await getStatusRecord(liveId);
     expect(live?.status).toBe('accepted');
     expect(live?.tries ?? 0).toBe(0);
+  });
+
+  it('counts test records apart: their outcomes are metrics of mode test, no live metric and no hold metric moves', async () => {
+    // Prepare: a test sale that fails (FAIL) and a live sale, SAP up.
+    await acceptSalesAs(testKeys.testDealer, ['Fail']);
+    await acceptSalesAs(testKeys.dealer, ['Sample']);
+    const { records } = await receive(aws.sqs, salesQueue, 2);
+    const tally = new OutcomeTally();
+    // Act: delivered until settled, the invocations' tally published as the worker does.
+    const { metrics } = await outputDuring(async () => {
+      await untilSettled(records, createDownstreamHolds(OUTAGE), tally);
+      tally.publish();
+    });
+    // Assess
+    expect(counted(metrics, 'failed', 'test')).toBe(1);
+    expect(counted(metrics, 'retried', 'test')).toBe(DELIVERY.maxAttempts - 1);
+    expect(counted(metrics, 'delivered', 'live')).toBe(1);
+    expect(counted(metrics, 'failed', 'live')).toBe(0);
+    expect(counted(metrics, 'retried', 'live')).toBe(0);
+    expect(metrics.filter((document) => 'downstreamHeld' in document)).toEqual([]);
   });
 
   it('answers test cases with Salesforce-style ids, and never a Salesforce request', async () => {
