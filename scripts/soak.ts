@@ -7,8 +7,8 @@
  * promise held, 1 on any lost, duplicated, stuck, leaked or inconsistent record or contract violation, or any
  * state-change event lost, leaked to a client without a webhook or carrying personal data, any record sent
  * during the SAP outage `failed`, more calls reaching SAP while it was down than the probes allowed, a first
- * delivery after SAP came back later than one probe period, one reconciler period and the worker's batching
- * window, or any hold opened while
+ * delivery after SAP came back later than one probe period, one reconciler period, the worker's batching
+ * window and the probe's own call, or any hold opened while
  * its downstream answered; 2 when the campaign itself could not run.
  *
  *   npm run soak                          # 5,000 records, 3 restarts

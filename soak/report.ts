@@ -11,7 +11,7 @@ const flag = (value: number) => (value === 0 ? `${value}` : `${value}  <-- broke
 const firstDelivery = (report: SoakReport): string => {
   const { firstDeliverySeconds: at, firstDeliveryGoalSeconds: goal, recoveredInTime } = report.hold;
   const text = at === null ? 'none' : `${at} s`;
-  return `${text} (goal ${goal} s: probe period + reconciler period + the worker's batching window)${recoveredInTime ? '' : '  <-- later than the goal'}`;
+  return `${text} (goal ${goal} s: probe period + reconciler period + the worker's batching window + the probe's call)${recoveredInTime ? '' : '  <-- later than the goal'}`;
 };
 
 export const reportTable = (report: SoakReport): string => {
