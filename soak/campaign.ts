@@ -152,7 +152,10 @@ export interface SoakOptions {
    * judging it: a time is the bench's to measure, not a test's to assert on a busy machine.
    */
   timeGoals?: boolean;
-  /** Keep the data directory (its path is in the report), with every line the service wrote in `service.log`. */
+  /**
+   * Keep the data directory (its path is in the report), with every line the service wrote in `service.log`. A
+   * red run keeps it whatever this says.
+   */
   keepDataDir?: boolean;
   log?: (line: string) => void;
   /** Aborting ends the campaign early: it cleans up and rejects. */
@@ -306,15 +309,16 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
   let stopHoldPolls: (() => Promise<void>) | undefined;
   /** The record ids seen in the dead-letter queues (deadLetters.ts): a test record must never be one. */
   let stopDeadLetterWatch: (() => Promise<Set<string>>) | undefined;
-  // A red run kept for reading: what the service said, beside its store.
-  const serviceLog = options.keepDataDir ? createWriteStream(join(dataDir, 'service.log')) : undefined;
+  // What the service said, beside its store: kept with it when the run is red or --keep-data asks.
+  const serviceLog = createWriteStream(join(dataDir, 'service.log'));
+  let keepData = options.keepDataDir === true;
   const service = createService({
     port,
     dataDir,
     log,
     onLine: (line) => {
       holdWatch.noteLine(line);
-      serviceLog?.write(`${line}\n`);
+      serviceLog.write(`${line}\n`);
     },
     env: {
       ERP_BASE_URL: sap.url,
@@ -688,7 +692,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         `${outage.queuedAtStart} SAP fault(s) still queued as the outage began: its recovery may meet them`,
       );
     const stats = service.stats();
-    return {
+    const report: SoakReport = {
       ok:
         promiseKept(counts) &&
         eventsKept(eventCheck.counts) &&
@@ -740,8 +744,10 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         total: seconds(Date.now() - startedAt),
       },
       drained,
-      ...(options.keepDataDir ? { dataDir } : {}),
     };
+    if (!report.ok) keepData = true;
+    if (keepData) report.dataDir = dataDir;
+    return report;
   } finally {
     weather.calm();
     chaos?.calm();
@@ -755,8 +761,9 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       sap.stop(),
       salesforce.stop(),
     ]);
-    serviceLog?.end();
-    if (!options.keepDataDir) await rm(dataDir, { recursive: true, force: true }).catch(() => {});
+    serviceLog.end();
+    // A red run's store and the service's lines stay for reading (the report names the directory).
+    if (!keepData) await rm(dataDir, { recursive: true, force: true }).catch(() => {});
     log(`done in ${seconds(Date.now() - startedAt)} s`);
   }
 };

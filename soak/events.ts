@@ -12,7 +12,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type AttributeValue, DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  DynamoDBClient,
+  GetItemCommand,
+  QueryCommand,
+  ScanCommand,
+} from '@aws-sdk/client-dynamodb';
 import { fieldClass } from '../lib/privacy/fieldClassification.ts';
 import { localClientConfig } from '../local/aws.ts';
 import { readQueuesOnDisk } from '../local/emulators/fauxqs/durableQueues.ts';
@@ -413,19 +419,37 @@ export const diagnoseMissing = async (
           TableName: table,
           Key: { pk: { S: id } },
           ConsistentRead: true,
-          ProjectionExpression: '#status, updatedAt, pendingEvents, eventsDueAt',
+          ProjectionExpression: '#status, updatedAt, pendingEvents, eventsDueAt, eventsKind',
           ExpressionAttributeNames: { '#status': 'status' },
         }),
       );
-      return out.Item;
+      // Whether the reconciler's query can find it: the `events` index at its kind and due time.
+      const kind = out.Item?.eventsKind?.S;
+      const due = out.Item?.eventsDueAt?.S;
+      const indexed =
+        kind && due
+          ? (
+              await dynamo.send(
+                new QueryCommand({
+                  TableName: table,
+                  IndexName: 'events',
+                  KeyConditionExpression: 'eventsKind = :kind AND eventsDueAt = :due',
+                  ExpressionAttributeValues: { ':kind': { S: kind }, ':due': { S: due } },
+                }),
+              )
+            ).Items?.some((item) => item.pk?.S === id)
+          : undefined;
+      return out.Item ? { item: out.Item, indexed } : undefined;
     });
-    const outbox = (record?.pendingEvents?.L ?? []).map((event) => event.M?.state?.S ?? '?');
+    const { item, indexed } = record ?? {};
+    const outbox = (item?.pendingEvents?.L ?? []).map((event) => event.M?.state?.S ?? '?');
     const arrived = received
       .filter((hook) => hook.event?.detail?.recordId === id)
       .map((hook) => String(hook.event.detail?.state));
     lines.push(
-      `${id} final ${state} (store: ${record?.status?.S ?? 'unreadable'}, updated ${record?.updatedAt?.S ?? '-'}); ` +
-        `outbox [${outbox.join(',')}]${record?.eventsDueAt?.S ? ` due ${record.eventsDueAt.S}` : ''}; ` +
+      `${id} final ${state} (store: ${item?.status?.S ?? 'unreadable'}, updated ${item?.updatedAt?.S ?? '-'}); ` +
+        `outbox [${outbox.join(',')}]${item?.eventsDueAt?.S ? ` due ${item.eventsDueAt.S}` : ''}` +
+        `${indexed === undefined ? '' : indexed ? ' (in the events index)' : ' (NOT in the events index)'}; ` +
         `webhook queue [${onBus(pending, id).join(',')}], dead letters [${onBus(dead, id).join(',')}]; ` +
         `received [${arrived.join(',')}]`,
     );
