@@ -351,6 +351,34 @@ describe('batched delivery', () => {
     expect(byId[ids[2]]).toBe('done');
   });
 
+  it('asks the hold again between a record’s call of its own and the next call of its slice: held meanwhile, no further call', async () => {
+    // Prepare: two cases whose whole-call give-backs are spent (each goes alone) and a fresh one; the first single
+    // call's answer is held back until another instance has opened the CRM hold.
+    const ids = await acceptCases(3);
+    const { records } = await receive(aws.sqs, caseQueue, 3);
+    await Promise.all(ids.slice(0, 2).map((id) => setCallFailures(id, DELIVERY.maxAttempts)));
+    const other = createDownstreamHolds(OUTAGE);
+    const mine = createDownstreamHolds({ ...OUTAGE, cacheSeconds: 60 });
+    await mine.mayDeliver('crm', T0); // this instance has read the hold: not held, cached for a minute
+    salesforce.inject({ on: 'upsert', delayMs: 300 });
+    const from = salesforce.requests.length;
+    // Act
+    const delivering = deliverAt(records, mine, T0);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await other.noteOutcomes(
+      'crm',
+      ['x1', 'x2', 'x3'].map((recordId) => ({ recordId, kind: 'transient' as const })),
+      T0,
+    );
+    const results = await delivering;
+    // Assess: the first call went out and was delivered; nothing more reached the held CRM.
+    expect(salesforceCallsSince(from).map((call) => call.kind)).toEqual(['upsert']);
+    expect(results.filter((result) => result === 'done')).toHaveLength(1);
+    expect(results.filter((result) => result === 'DeliveryHeldError')).toHaveLength(2);
+    const held = records.filter((_, index) => results[index] === 'DeliveryHeldError').map(idOf);
+    for (const id of held) expect((await getStatusRecord(id))?.tries ?? 0).toBe(0);
+  });
+
   it('restarts a record’s whole-call give-backs after its downstream’s hold closed', async () => {
     // Prepare: two cases that gave back DELIVERY_MAX_ATTEMPTS tries for failed calls before a hold that has closed.
     const ids = await acceptCases(2);
