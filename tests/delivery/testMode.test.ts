@@ -161,6 +161,35 @@ describe('test mode through the worker', () => {
     expect(metrics.filter((document) => 'downstreamHeld' in document)).toEqual([]);
   });
 
+  it('never sends a test record to SAP when its message says live, nor a live one to the simulator: the stored record decides', async () => {
+    // Prepare: a test sale and a live sale whose messages each claim the other mode.
+    const [testId] = await acceptSalesAs(testKeys.testDealer, ['Sample']);
+    const [liveId] = await acceptSalesAs(testKeys.dealer, ['Sample']);
+    const { byId } = await receive(aws.sqs, salesQueue, 2);
+    const claiming = (record: SQSRecord, test: boolean): SQSRecord => {
+      const { test: _test, ...body } = JSON.parse(record.body);
+      return { ...record, body: JSON.stringify(test ? { ...body, test: true } : body) };
+    };
+    const from = sap.requests.length;
+    // Act
+    const results = await deliverAt(
+      [claiming(byId(testId), false), claiming(byId(liveId), true)],
+      createDownstreamHolds(OUTAGE),
+      T0,
+    );
+    // Assess: neither sent anywhere; both wait, accepted, their tries given back, and each is delivered as it is
+    // once its own message comes.
+    expect(results).toEqual(['DeliveryRetryLaterError', 'DeliveryRetryLaterError']);
+    expect(sap.requests.slice(from).filter((request) => request.method === 'POST')).toEqual([]);
+    for (const id of [testId, liveId])
+      expect(await getStatusRecord(id)).toMatchObject({ status: 'accepted', attempts: 0 });
+    await deliverAt([byId(testId), byId(liveId)], createDownstreamHolds(OUTAGE), secondsAfter(T0, 600));
+    expect(await getStatusRecord(testId)).toMatchObject({ status: 'delivered', test: true });
+    expect(await getStatusRecord(liveId)).toMatchObject({ status: 'delivered' });
+    expect(sapRequestsNaming([testId])).toEqual([]);
+    expect(sapRequestsNaming([liveId])).toHaveLength(1);
+  });
+
   it('answers test cases with Salesforce-style ids, and never a Salesforce request', async () => {
     // Prepare
     const ids = await acceptTestCases(['Sample', 'Reject']);
