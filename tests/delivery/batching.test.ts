@@ -73,6 +73,25 @@ const salesforceCallsSince = (from: number) => salesforceDeliveryCalls(salesforc
 const worker = () => createDeliveryWorker({ holds: createDownstreamHolds(OUTAGE) });
 const event = (records: SQSRecord[]) => ({ Records: records });
 const idOf = (record: SQSRecord): string => JSON.parse(record.body).id;
+
+/**
+ * Delivers `records` as an instance that has just read the hold (not held, cached for a minute), while another
+ * instance counts three failures of its own records 100 ms in (the hold opens) — during the first call, which the
+ * caller has the sandbox hold back for 300 ms.
+ */
+const deliverWhileAnotherHolds = async (records: SQSRecord[], downstream: 'erp' | 'crm') => {
+  const other = createDownstreamHolds(OUTAGE);
+  const mine = createDownstreamHolds({ ...OUTAGE, cacheSeconds: 60 });
+  await mine.mayDeliver(downstream, T0);
+  const delivering = deliverAt(records, mine, T0);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await other.noteOutcomes(
+    downstream,
+    ['x1', 'x2', 'x3'].map((recordId) => ({ recordId, kind: 'transient' as const })),
+    T0,
+  );
+  return delivering;
+};
 /** The record ids whose state-change events the bus took. */
 const publishedIds = () =>
   bus.entries.map(
@@ -194,22 +213,11 @@ describe('batched delivery', () => {
     const { records } = await receive(aws.sqs, salesQueue, 10);
     process.env.ERP_BATCH_SIZE = '5';
     resetDownstreamClients();
-    const other = createDownstreamHolds(OUTAGE);
-    const mine = createDownstreamHolds({ ...OUTAGE, cacheSeconds: 60 });
-    await mine.mayDeliver('erp', T0); // this instance has read the hold: not held, cached for a minute
     const from = sap.requests.length;
     try {
-      // Act: the other instance counts three failures of its own records (the hold opens) before this batch's
-      // second call.
+      // Act: the other instance opens the hold before this batch's second call.
       sap.inject({ on: 'batch', delayMs: 300 });
-      const delivering = deliverAt(records, mine, T0);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      await other.noteOutcomes(
-        'erp',
-        ['x1', 'x2', 'x3'].map((recordId) => ({ recordId, kind: 'transient' as const })),
-        T0,
-      );
-      const results = await delivering;
+      const results = await deliverWhileAnotherHolds(records, 'erp');
       // Assess: the first call went out and was delivered; the second was never made.
       expect(sapCallsSince(from).map((call) => call.registrations)).toEqual([5]);
       expect(results.slice(0, 5)).toEqual(Array(5).fill('done'));
@@ -357,20 +365,10 @@ describe('batched delivery', () => {
     const ids = await acceptCases(3);
     const { records } = await receive(aws.sqs, caseQueue, 3);
     await Promise.all(ids.slice(0, 2).map((id) => setCallFailures(id, DELIVERY.maxAttempts)));
-    const other = createDownstreamHolds(OUTAGE);
-    const mine = createDownstreamHolds({ ...OUTAGE, cacheSeconds: 60 });
-    await mine.mayDeliver('crm', T0); // this instance has read the hold: not held, cached for a minute
     salesforce.inject({ on: 'upsert', delayMs: 300 });
     const from = salesforce.requests.length;
     // Act
-    const delivering = deliverAt(records, mine, T0);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    await other.noteOutcomes(
-      'crm',
-      ['x1', 'x2', 'x3'].map((recordId) => ({ recordId, kind: 'transient' as const })),
-      T0,
-    );
-    const results = await delivering;
+    const results = await deliverWhileAnotherHolds(records, 'crm');
     // Assess: the first call went out and was delivered; nothing more reached the held CRM.
     expect(salesforceCallsSince(from).map((call) => call.kind)).toEqual(['upsert']);
     expect(results.filter((result) => result === 'done')).toHaveLength(1);
