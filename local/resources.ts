@@ -241,6 +241,22 @@ async function createTables(resources: Record<string, CfnResource>, endpoint: st
   return tables;
 }
 
+/**
+ * Waits until a table just created is ACTIVE, as CloudFormation does before it reports the table created: dynalite
+ * answers CreateTable with CREATING and turns the table ACTIVE a moment later (on a busy machine, after a write
+ * sent right away has already been refused with ResourceNotFoundException).
+ */
+async function untilActive(dynamodb: DynamoDBClient, name: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: name }));
+    if (Table?.TableStatus === 'ACTIVE') return;
+    if (Date.now() > deadline)
+      throw new Error(`local table ${name} still ${Table?.TableStatus} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 async function ensureTable(dynamodb: DynamoDBClient, name: string, properties: Record<string, unknown>) {
   const input: Record<string, unknown> = { TableName: name };
   for (const key of tableProperties) if (properties[key] !== undefined) input[key] = properties[key];
@@ -273,6 +289,7 @@ async function ensureTable(dynamodb: DynamoDBClient, name: string, properties: R
       new CreateTableCommand(input as unknown as CreateTableCommandInput),
     );
     arn = TableDescription?.TableArn;
+    await untilActive(dynamodb, name);
     const ttl = properties.TimeToLiveSpecification as
       | { AttributeName?: string; Enabled?: boolean }
       | undefined;
