@@ -8,11 +8,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type AttributeValue, DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, describe, expect, inject, it } from 'vitest';
-import { localClientConfig } from '../../local/aws.ts';
 import {
-  createDynalite,
+  type AttributeValue,
+  type DynamoDBClient,
+  PutItemCommand,
+  QueryCommand,
+} from '@aws-sdk/client-dynamodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
   type DynaliteStore,
   dynaliteDb,
   indexPrefix,
@@ -23,7 +26,7 @@ import {
 } from '../../local/emulators/dynalite/dynaliteInternals.ts';
 import { repairIndexes } from '../../local/emulators/dynalite/indexRepair.ts';
 import { startLocalStore } from '../../local/localStore.ts';
-import { createLocalResources } from '../../local/resources.ts';
+import { recordsTableStore } from './recordsTableStore.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -36,24 +39,7 @@ const s = (value: string): AttributeValue => ({ S: value });
 const seededStore = async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'dealer-gateway-repair-'));
   dirs.push(dataDir);
-  const { server, store } = createDynalite({ path: join(dataDir, 'dynamodb'), createTableMs: 0 });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (!address || typeof address === 'string') throw new Error('no port');
-  const endpoint = `http://127.0.0.1:${address.port}`;
-  const config = structuredClone(inject('serverlessConfig'));
-  const RecordsTable = config.resources?.Resources?.RecordsTable;
-  if (!RecordsTable) throw new Error('serverless.yml has no RecordsTable');
-  const { tables } = await createLocalResources(
-    {
-      ...config,
-      provider: { ...config.provider, environment: {} },
-      resources: { Resources: { RecordsTable } },
-    },
-    { sqs: 'http://127.0.0.1:9', dynamodb: endpoint },
-  );
-  const tableName = (tables.RecordsTable as { name: string }).name;
-  const dynamodb = new DynamoDBClient(localClientConfig(endpoint));
+  const { server, store, dynamodb, tableName } = await recordsTableStore(dataDir);
   const record = (pk: string, status: string, extra: Record<string, AttributeValue> = {}) =>
     dynamodb.send(
       new PutItemCommand({

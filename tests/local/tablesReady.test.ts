@@ -7,11 +7,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DescribeTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, describe, expect, inject, it } from 'vitest';
-import { localClientConfig } from '../../local/aws.ts';
-import { createDynalite } from '../../local/emulators/dynalite/dynaliteInternals.ts';
-import { createLocalResources } from '../../local/resources.ts';
+import { DescribeTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { recordsTableStore } from './recordsTableStore.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -20,29 +18,16 @@ afterAll(async () => {
 
 describe('the local tables', () => {
   it('are ACTIVE and take a write as soon as createLocalResources returns, however slowly dynalite creates them', async () => {
-    // Prepare: a fresh store whose table creation takes 300 ms.
+    // Prepare: a fresh directory; dynalite will take 300 ms to make a table.
     const dataDir = await mkdtemp(join(tmpdir(), 'dealer-gateway-tables-'));
     dirs.push(dataDir);
-    const { server } = createDynalite({ path: join(dataDir, 'dynamodb'), createTableMs: 300 });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    if (!address || typeof address === 'string') throw new Error('no port');
-    const endpoint = `http://127.0.0.1:${address.port}`;
-    const config = structuredClone(inject('serverlessConfig'));
-    const RecordsTable = config.resources?.Resources?.RecordsTable;
-    if (!RecordsTable) throw new Error('serverless.yml has no RecordsTable');
-    const dynamodb = new DynamoDBClient(localClientConfig(endpoint));
+    // Act: the store started and the records table made by createLocalResources.
+    const {
+      server,
+      dynamodb,
+      tableName: TableName,
+    } = await recordsTableStore(dataDir, { createTableMs: 300 });
     try {
-      // Act
-      const { tables } = await createLocalResources(
-        {
-          ...config,
-          provider: { ...config.provider, environment: {} },
-          resources: { Resources: { RecordsTable } },
-        },
-        { sqs: 'http://127.0.0.1:9', dynamodb: endpoint },
-      );
-      const TableName = (tables.RecordsTable as { name: string }).name;
       const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName }));
       const write = dynamodb.send(new PutItemCommand({ TableName, Item: { pk: { S: 'first-write' } } }));
       // Assess
