@@ -1,10 +1,11 @@
 /** The DynamoDB-compatible store (dynalite on LevelDB), in this process, on disk, on 127.0.0.1 only. */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type LockOptions, lockDataDir } from './dataDirLock.ts';
 import { installAtomicWrites } from './emulators/dynalite/atomicWrites.ts';
 import { createDynalite } from './emulators/dynalite/dynaliteInternals.ts';
-import { repairIndexes } from './emulators/dynalite/indexRepair.ts';
+import { type IndexRepairReport, repairIndexes } from './emulators/dynalite/indexRepair.ts';
+import { installWholeIndexKeys, WHOLE_INDEX_KEYS_FORMAT } from './emulators/dynalite/wholeIndexKeys.ts';
 
 export interface LocalStoreServer {
   /** e.g. http://127.0.0.1:41235 */
@@ -29,7 +30,22 @@ export interface LocalStoreOptions extends LockOptions {
    * (indexRepair.ts). Default true; false only in tests, as above.
    */
   repairAfterUncleanStop?: boolean;
+  /**
+   * Give every item an entry of its own in each index (wholeIndexKeys.ts). Default true; false only to show what
+   * dynalite's own index keys lose (tests/local/wholeIndexKeys.test.ts), on a directory of its own.
+   */
+  wholeIndexKeys?: boolean;
 }
+
+/** Beside the LevelDB directory: the format of its index keys, so that a directory written before is rebuilt. */
+const INDEX_KEYS_FILE = 'dynamodb.index-keys';
+
+const reportLine = (report: IndexRepairReport): string => {
+  const changed = report.removed + report.added + report.fixed;
+  return changed === 0
+    ? 'all agree'
+    : `removed ${report.removed}, added ${report.added}, fixed ${report.fixed} index entries`;
+};
 
 /**
  * Claims `<dataDir>/dynamodb` (lock file `<dataDir>/dynamodb.pid`), waiting for a stack that is stopping or
@@ -52,20 +68,22 @@ export async function startLocalStore(
   const log = options.log ?? ((line: string) => process.stderr.write(`[local] ${line}\n`));
   try {
     if (options.atomicWrites ?? true) installAtomicWrites();
+    const wholeIndexKeys = options.wholeIndexKeys ?? true;
+    if (wholeIndexKeys) installWholeIndexKeys();
+    const keysFile = join(dataDir, INDEX_KEYS_FILE);
+    const olderKeys =
+      wholeIndexKeys && (await readFile(keysFile, 'utf8').catch(() => '')) !== WHOLE_INDEX_KEYS_FORMAT;
     const { server, store } = createDynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-    if (lock.previousHolderDied && (options.repairAfterUncleanStop ?? true)) {
+    const afterDeath = lock.previousHolderDied && (options.repairAfterUncleanStop ?? true);
+    if (afterDeath || olderKeys) {
       const started = performance.now();
       const report = await repairIndexes(store).catch(async (error: unknown) => {
         await new Promise((resolve) => server.close(resolve));
         throw error;
       });
-      const changed = report.removed + report.added + report.fixed;
-      log(
-        `checked the indexes of ${report.items} items after an unclean stop in ${Math.round(performance.now() - started)} ms: ` +
-          (changed === 0
-            ? 'all agree'
-            : `removed ${report.removed}, added ${report.added}, fixed ${report.fixed} index entries`),
-      );
+      const took = `${report.items} items ${afterDeath ? 'after an unclean stop' : 'written with older index keys'} in ${Math.round(performance.now() - started)} ms`;
+      if (afterDeath || report.items > 0) log(`checked the indexes of ${took}: ${reportLine(report)}`);
+      if (olderKeys) await writeFile(keysFile, WHOLE_INDEX_KEYS_FORMAT);
     }
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -1,13 +1,16 @@
 /**
  * A dynalite store of its own on `dataDir`, listening on a free port, with the records table of serverless.yml
- * made by the local runner's own `createLocalResources`: for tests of the local store itself.
+ * made by the local runner's own `createLocalResources`: for tests of the local store itself. With the patches
+ * `npm start`'s store has (atomic writes, whole index keys), whichever test ran in this process before.
  */
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import { localClientConfig } from '../../local/aws.ts';
+import { installAtomicWrites } from '../../local/emulators/dynalite/atomicWrites.ts';
 import { createDynalite, type DynaliteStore } from '../../local/emulators/dynalite/dynaliteInternals.ts';
+import { installWholeIndexKeys } from '../../local/emulators/dynalite/wholeIndexKeys.ts';
 import { createLocalResources } from '../../local/resources.ts';
 
 export interface RecordsTableStore {
@@ -27,6 +30,8 @@ export const recordsTableStore = async (
   dataDir: string,
   options: { createTableMs?: number } = {},
 ): Promise<RecordsTableStore> => {
+  installAtomicWrites();
+  installWholeIndexKeys();
   const { server, store } = createDynalite({
     path: join(dataDir, 'dynamodb'),
     createTableMs: options.createTableMs ?? 0,

@@ -5,7 +5,7 @@
  * Negative control: `STORE_CRASH_NEGATIVE_CONTROL=1 npm test -- tests/local/storeCrash.test.ts` runs the same
  * kills with neither atomic writes nor the repair after an unclean stop; the indexes then disagree.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,14 +15,13 @@ import {
   BatchWriteItemCommand,
   DeleteItemCommand,
   DescribeTableCommand,
-  DynamoDBClient,
+  type DynamoDBClient,
   PutItemCommand,
   ScanCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { afterAll, describe, expect, inject, it } from 'vitest';
-import { localClientConfig } from '../../local/aws.ts';
-import { createLocalResources } from '../../local/resources.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { storeClient as client, createRecordsTable, startStore } from './storeProcesses.ts';
 
 const negativeControl = process.env.STORE_CRASH_NEGATIVE_CONTROL === '1';
 
@@ -34,54 +33,6 @@ afterAll(async () => {
 });
 
 type Item = Record<string, AttributeValue>;
-
-interface StoreProcess {
-  endpoint: string;
-  child: ChildProcess;
-  /** Its log lines so far. */
-  log: string[];
-  exited: Promise<unknown>;
-}
-
-/** Starts testkit/storeProcess.ts on `dataDir` and waits until it serves. */
-const startStore = async (dataDir: string, flags: string[]): Promise<StoreProcess> => {
-  const script = join(import.meta.dirname, '../../testkit/storeProcess.ts');
-  const child = spawn(process.execPath, [script, dataDir, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  const exited = new Promise((resolve) => child.once('exit', resolve)).then(() => children.delete(child));
-  const log: string[] = [];
-  child.stderr
-    ?.setEncoding('utf8')
-    .on('data', (chunk: string) => log.push(...chunk.split('\n').filter(Boolean)));
-  let stdout = '';
-  const endpoint = await new Promise<string>((resolve, reject) => {
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      if (stdout.includes('\n'))
-        resolve((JSON.parse(stdout.split('\n')[0] as string) as { endpoint: string }).endpoint);
-    });
-    child.once('exit', (code) => reject(new Error(`store process exited (${code}): ${log.join('\n')}`)));
-  });
-  return { endpoint, child, log, exited };
-};
-
-const client = (endpoint: string) => new DynamoDBClient({ ...localClientConfig(endpoint), maxAttempts: 1 });
-
-/** Creates the records table as `npm start` does, from serverless.yml's definition. */
-const createRecordsTable = async (endpoint: string): Promise<string> => {
-  const config = structuredClone(inject('serverlessConfig'));
-  const table = config.resources?.Resources?.RecordsTable;
-  if (!table) throw new Error('serverless.yml has no RecordsTable');
-  const local = await createLocalResources(
-    {
-      ...config,
-      provider: { ...config.provider, environment: {} },
-      resources: { Resources: { RecordsTable: table } },
-    },
-    { sqs: 'http://127.0.0.1:9', dynamodb: endpoint },
-  );
-  return (local.tables.RecordsTable as { name: string }).name;
-};
 
 const pick = <T>(values: readonly T[]): T => values[Math.floor(Math.random() * values.length)] as T;
 const s = (value: string): AttributeValue => ({ S: value });
@@ -231,7 +182,7 @@ describe('the local store killed in the middle of writes', () => {
       const dataDir = await mkdtemp(join(tmpdir(), 'dealer-gateway-crash-'));
       dirs.push(dataDir);
       const storeFlags = negativeControl ? ['--no-repair', '--no-atomic-writes'] : flags;
-      let store = await startStore(dataDir, storeFlags);
+      let store = await startStore(dataDir, storeFlags, children);
       const table = await createRecordsTable(store.endpoint);
       const broken: { kill: number; disagreements: string[] }[] = [];
       let writes = 0;
@@ -245,7 +196,7 @@ describe('the local store killed in the middle of writes', () => {
         await store.exited;
         stop.abort();
         writes += await writing;
-        store = await startStore(dataDir, storeFlags);
+        store = await startStore(dataDir, storeFlags, children);
         const found = await disagreements(store.endpoint, table);
         if (found.length > 0) broken.push({ kill, disagreements: found });
       }

@@ -81,7 +81,12 @@ export interface DynaliteDbModule {
     item: StoredItem | null | undefined,
     table: StoredTable,
   ): IndexActions;
-  createKey(item: StoredItem, table: StoredTable): string;
+  /** The item's key in the table, or with `keySchema` (an index's), its key values in that schema. */
+  createKey(item: StoredItem, table: StoredTable, keySchema?: SecondaryIndex['KeySchema']): string;
+  /** Six hex digits of an MD5 of a key value: where dynalite puts an item in the table, and (unpatched) ties apart in an index. */
+  hashPrefix(hashKey: string, hashType: string): string;
+  /** An index entry's LevelDB key (below its index's prefix); also how a query on an index pages. */
+  createIndexKey(item: StoredItem, table: StoredTable, keySchema: SecondaryIndex['KeySchema']): string;
 }
 
 export type IndexType = 'Local' | 'Global';
@@ -117,7 +122,7 @@ export function dynaliteDb(): DynaliteDbModule {
   const require = createRequire(import.meta.url);
   const entry = require.resolve('dynalite');
   const db = require(join(dirname(entry), 'db', 'index.js')) as DynaliteDbModule;
-  for (const name of ['create', 'updateIndexes', 'getIndexActions', 'createKey'] as const) {
+  for (const name of ['create', 'updateIndexes', 'getIndexActions', 'createKey', 'createIndexKey'] as const) {
     if (typeof db[name] !== 'function') throw new Error(`dynalite has no db.${name}`);
   }
   loaded = db;

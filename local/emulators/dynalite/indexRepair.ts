@@ -59,9 +59,9 @@ export async function repairIndexes(
       })),
     );
     if (indexes.length === 0) continue;
-    // What every index should hold, from the items: full LevelDB key -> the projections that may be there. Mostly
-    // one; more when items collide on dynalite's index key (their index key values plus only 24 bits of a hash of
-    // the table key), where one entry shadows the other, whichever was written last.
+    // What every index should hold, from the items: full LevelDB key -> the projections that may be there. One
+    // with whole index keys (wholeIndexKeys.ts); more only under dynalite's own keys, where items collide (their
+    // index key values plus 24 bits of a hash of the table key) and one entry shadows the other.
     const expected = new Map<string, StoredItem[]>();
     for await (const [, value] of store.db.iterator(prefixRange(itemPrefix(table.TableName)))) {
       report.items += 1;
