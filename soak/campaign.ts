@@ -54,6 +54,7 @@ import {
 import { type FeedCounts, feedKept, feedUntilComplete } from './feed.ts';
 import { type HoldFigures, holdFigures } from './holdFigures.ts';
 import { createHoldWatch, openingCallsInStore, pollHolds } from './holdWatch.ts';
+import { type IndexAgreement, indexAgreement, indexesAgree } from './indexAgreement.ts';
 import {
   type LedgerCounts,
   type PlanResult,
@@ -190,6 +191,8 @@ export interface SoakReport extends LedgerCounts {
   feed: FeedCounts;
   /** The test client's records: none at SAP or Salesforce, none dead-lettered, each as its name says (testMode.ts). */
   testMode: TestModeCounts;
+  /** The store's indexes against its items, read once npm start stopped (indexAgreement.ts). */
+  indexes: IndexAgreement;
   /** 200 to delivered, by client and kind: the quiet clients' beside the flooding client's (clientTimes.ts). */
   clients: ClientTimes[];
   seconds: { traffic: number; drain: number; lookups: number; events: number; total: number };
@@ -691,6 +694,17 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       log(
         `${outage.queuedAtStart} SAP fault(s) still queued as the outage began: its recovery may meet them`,
       );
+    // The last reading of the store: its indexes against its items, with npm start stopped (nothing moves).
+    await service.stop();
+    const indexes = await indexAgreement(dataDir).catch(
+      (error: unknown): IndexAgreement => ({
+        items: 0,
+        extra: 0,
+        missing: 0,
+        wrong: 0,
+        unreadable: error instanceof Error ? error.message : String(error),
+      }),
+    );
     const stats = service.stats();
     const report: SoakReport = {
       ok:
@@ -699,7 +713,8 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         feedKept(feedCheck.counts) &&
         outageReport.kept &&
         (options.timeGoals === false ? holdReport.openedWhileAnswering === 0 : holdReport.kept) &&
-        testModeKept(testCheck.counts),
+        testModeKept(testCheck.counts) &&
+        indexesAgree(indexes),
       outage: outageReport,
       hold: { ...holdReport, salesDuringOutage },
       calls,
@@ -714,6 +729,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         ...testCheck.examples,
       },
       testMode: testCheck.counts,
+      indexes,
       events: eventCheck.counts,
       feed: feedCheck.counts,
       clients: deliveryTimesByClient({

@@ -65,6 +65,15 @@ export const reportTable = (report: SoakReport): string => {
     row('settled records the feed must list', report.feed.feedExpected),
     row('  final state missing from the feed', flag(report.feed.feedMismatched)),
     row('  feed entries of another client', flag(report.feed.feedForeign)),
+    row(
+      'items in the store at the end',
+      report.indexes.unreadable === undefined
+        ? report.indexes.items
+        : `unreadable (${report.indexes.unreadable})  <-- no verdict`,
+    ),
+    row('  index entries missing', flag(report.indexes.missing)),
+    row('  index entries of no such item', flag(report.indexes.extra)),
+    row('  index entries projecting wrongly', flag(report.indexes.wrong)),
     row('200 → delivered, by client', 'p50, p99 (records)'),
     ...report.clients.map((times) =>
       row(

@@ -27,6 +27,8 @@ export interface BatchOperation {
 export interface DynaliteLevel {
   status: string;
   open(): Promise<void>;
+  /** Closes once the operations under way have ended. */
+  close(callback: Callback): void;
   batch(operations: BatchOperation[], callback: Callback): void;
   batch(operations: BatchOperation[]): Promise<void>;
   iterator(options: { gte: string; lt: string }): AsyncIterable<[string, unknown]>;

@@ -34,6 +34,11 @@ export interface IndexRepairReport {
 /** Operations per LevelDB batch: bounds the memory of one write. */
 const batchSize = 500;
 
+export interface IndexRepairOptions {
+  /** Make the changes (default true); false only counts what disagrees, writing nothing (a check). */
+  write?: boolean;
+}
+
 /**
  * Makes every secondary index of every table of `store` agree with the table's items.
  *
@@ -43,6 +48,7 @@ const batchSize = 500;
  */
 export async function repairIndexes(
   store: DynaliteStore,
+  options: IndexRepairOptions = {},
   db: DynaliteDbModule = dynaliteDb(),
 ): Promise<IndexRepairReport> {
   if (store.db.status !== 'open') await store.db.open();
@@ -98,6 +104,7 @@ export async function repairIndexes(
       report.added += 1;
       operations.push({ type: 'put', key, value: candidates.at(-1) });
     }
+    if (options.write === false) continue;
     for (let start = 0; start < operations.length; start += batchSize) {
       await store.db.batch(operations.slice(start, start + batchSize));
     }
