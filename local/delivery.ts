@@ -135,7 +135,7 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
   const pollers = queued.map((source, index) => {
     const queue = stack.queues[source.queueId];
     const downstream = holdOfQueue[source.queueId];
-    return startPoller({
+    const poller = startPoller({
       sqs,
       queueUrl: queue.url,
       handler: handlers[index],
@@ -146,11 +146,12 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
       ...(downstream ? { gate: holdGate({ downstream, probeSeconds: hold.probeSeconds, states }) } : {}),
       onError: (error) => log(`poller ${queue.name}: ${messageOf(error)}`),
     });
+    return { source, stop: () => poller.stop() };
   });
   const scheduled = sources.filter((source) => source.kind === 'schedule');
   const schedules = await Promise.all(
-    scheduled.map(async (source) =>
-      startSchedule({
+    scheduled.map(async (source) => {
+      const schedule = startSchedule({
         functionName: source.functionName,
         handler: await loadHandler<ScheduledHandler>(source.handler),
         // RECONCILE_INTERVAL_SECONDS (local only): sooner than the template's rate, for tests and the soak.
@@ -160,8 +161,9 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
           source.rateSeconds,
         ),
         onError: (error) => log(`${source.functionName}: ${messageOf(error)}`),
-      }),
-    ),
+      });
+      return { source, stop: () => schedule.stop() };
+    }),
   );
 
   // For `npm run redrive`, which talks to this process's queue.
@@ -176,8 +178,13 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
       webhookReceiverUrl: stack.webhookReceiverUrl,
       env: stack.env,
       queues: stack.queues,
-      // How this run invokes each function of serverless.yml (tests/local/functionSources.test.ts reads it).
-      functions: sources.map(describeSource),
+      // How this run invokes each function of serverless.yml: serverless-offline's routes, and the pollers and
+      // schedules as started, not as planned (tests/e2e/webhooks.test.ts reads it).
+      functions: [
+        ...sources.filter((source) => source.kind === 'http'),
+        ...pollers.map((poller) => poller.source),
+        ...schedules.map((schedule) => schedule.source),
+      ].map(describeSource),
     }),
   );
 

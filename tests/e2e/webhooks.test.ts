@@ -103,7 +103,7 @@ describe('npm start: a client webhook is told when its records are decided', () 
   it('runs every function of serverless.yml through its own handler, the dispatcher from the webhook queue', async () => {
     // Prepare: what serverless.yml declares (the last `osls print` of this serverless.yml).
     const config = await readCachedServerlessConfig();
-    // Act: what this npm start says it invokes (runner.json, written once everything runs).
+    // Act: what this npm start invokes (runner.json: serverless-offline's routes, the pollers and schedules started).
     const runner = JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8')) as {
       functions: { functionName: string; handler: string; invokedBy: string }[];
     };

@@ -1,8 +1,8 @@
 /**
  * Every function of serverless.yml runs under npm start through its own handler, on its own event source (HTTP:
  * serverless-offline; SQS: the poller; schedule: a timer), as AWS runs it: read from serverless.yml as the local
- * runner resolves it, against what the runner invokes (local/functionSources.ts, which local/delivery.ts starts and
- * writes to runner.json; tests/e2e/webhooks.test.ts reads runner.json of a real npm start).
+ * runner resolves it, against what the runner plans to invoke (local/functionSources.ts, which local/delivery.ts
+ * starts; what it did start, it lists in runner.json, which tests/e2e/webhooks.test.ts reads from a real npm start).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { localFunctionSources } from '../../local/functionSources.ts';
