@@ -5,10 +5,6 @@
  * Negative control: `STORE_CRASH_NEGATIVE_CONTROL=1 npm test -- tests/local/storeCrash.test.ts` runs the same
  * kills with neither atomic writes nor the repair after an unclean stop; the indexes then disagree.
  */
-import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type AttributeValue,
@@ -20,17 +16,12 @@ import {
   ScanCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { afterAll, describe, expect, it } from 'vitest';
-import { storeClient as client, createRecordsTable, startStore } from './storeProcesses.ts';
+import { describe, expect, it } from 'vitest';
+import { storeClient as client, createRecordsTable, startStore, storeScope } from './storeProcesses.ts';
 
 const negativeControl = process.env.STORE_CRASH_NEGATIVE_CONTROL === '1';
 
-const dirs: string[] = [];
-const children = new Set<ChildProcess>();
-afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
-  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const { children, dataDir: newDataDir } = storeScope('dealer-gateway-crash-');
 
 type Item = Record<string, AttributeValue>;
 
@@ -179,8 +170,7 @@ describe('the local store killed in the middle of writes', () => {
     'keeps every index agreeing with the items over $kills kills: $case',
     async ({ flags, kills }) => {
       // Prepare
-      const dataDir = await mkdtemp(join(tmpdir(), 'dealer-gateway-crash-'));
-      dirs.push(dataDir);
+      const dataDir = await newDataDir();
       const storeFlags = negativeControl ? ['--no-repair', '--no-atomic-writes'] : flags;
       let store = await startStore(dataDir, storeFlags, children);
       const table = await createRecordsTable(store.endpoint);

@@ -3,9 +3,11 @@
  * patch turned off, and the records table of serverless.yml made in it as `npm start` makes it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { inject } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import { localClientConfig } from '../../local/aws.ts';
 import { createLocalResources } from '../../local/resources.ts';
 
@@ -47,6 +49,37 @@ export const startStore = async (
     child.once('exit', (code) => reject(new Error(`store process exited (${code}): ${log.join('\n')}`)));
   });
   return { endpoint, child, log, exited };
+};
+
+/** A test file's store processes and data directories, killed and removed after its tests. */
+export interface StoreScope {
+  children: Set<ChildProcess>;
+  /** A fresh data directory, removed after the file's tests. */
+  dataDir(): Promise<string>;
+}
+
+/**
+ * Call once at a test file's top: what its tests start and make is gone after them.
+ *
+ * @example
+ * const scope = storeScope('dealer-gateway-crash-');
+ * const store = await startStore(await scope.dataDir(), [], scope.children);
+ */
+export const storeScope = (prefix: string): StoreScope => {
+  const dirs: string[] = [];
+  const children = new Set<ChildProcess>();
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+  return {
+    children,
+    async dataDir() {
+      const dir = await mkdtemp(join(tmpdir(), prefix));
+      dirs.push(dir);
+      return dir;
+    },
+  };
 };
 
 /** A DynamoDB client of the store that does not retry (a killed store's errors are the test's). */

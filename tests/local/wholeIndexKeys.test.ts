@@ -6,10 +6,8 @@
  * Controls: the same writes on a store with dynalite's own index keys (`--no-whole-index-keys`) lose a record from
  * the index; a directory written with those keys and then marked current (not rebuilt) keeps a removed entry.
  */
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type AttributeValue,
@@ -18,17 +16,18 @@ import {
   QueryCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dynaliteDb } from '../../local/emulators/dynalite/dynaliteInternals.ts';
 import { WHOLE_INDEX_KEYS_FORMAT } from '../../local/emulators/dynalite/wholeIndexKeys.ts';
-import { createRecordsTable, type StoreProcess, startStore, storeClient } from './storeProcesses.ts';
+import {
+  createRecordsTable,
+  type StoreProcess,
+  startStore,
+  storeClient,
+  storeScope,
+} from './storeProcesses.ts';
 
-const dirs: string[] = [];
-const children = new Set<ChildProcess>();
-afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
-  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const { children, dataDir: newDataDir } = storeScope('dealer-gateway-index-keys-');
 
 const s = (value: string): AttributeValue => ({ S: value });
 const SETTLED_AT = '2026-11-28T10:12:35.247Z';
@@ -93,8 +92,7 @@ const outboxEmptied = (table: string, id: string) =>
 
 /** A store on a directory of its own, with the records table and `ids` written as settled sales. */
 const storeWith = async (ids: readonly string[], flags: string[]) => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'dealer-gateway-index-keys-'));
-  dirs.push(dataDir);
+  const dataDir = await newDataDir();
   const store = await startStore(dataDir, flags, children);
   const table = await createRecordsTable(store.endpoint);
   const dynamodb = storeClient(store.endpoint);

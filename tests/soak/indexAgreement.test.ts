@@ -5,13 +5,10 @@
  * Controls: an entry taken out of the `events` index, and one of a record never written put in, are each counted;
  * a directory written with dynalite's own index keys disagrees everywhere (the check reads with npm start's keys).
  */
-import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AttributeValue, type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type DynaliteStore,
   indexPrefix,
@@ -19,22 +16,11 @@ import {
 } from '../../local/emulators/dynalite/dynaliteInternals.ts';
 import { indexAgreement, indexesAgree } from '../../soak/indexAgreement.ts';
 import { recordsTableStore } from '../local/recordsTableStore.ts';
-import { createRecordsTable, startStore, storeClient } from '../local/storeProcesses.ts';
+import { createRecordsTable, startStore, storeClient, storeScope } from '../local/storeProcesses.ts';
 
-const dirs: string[] = [];
-const children = new Set<ChildProcess>();
-afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
-  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const { children, dataDir: dataDirOfItsOwn } = storeScope('dealer-gateway-index-agreement-');
 
 const s = (value: string): AttributeValue => ({ S: value });
-
-const dataDirOfItsOwn = async () => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'dealer-gateway-index-agreement-'));
-  dirs.push(dataDir);
-  return dataDir;
-};
 
 /** Three settled sales with full outboxes, one accepted and open: entries in `events`, `purge`, `open`. */
 const writeRecords = async (dynamodb: DynamoDBClient, tableName: string) => {
