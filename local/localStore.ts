@@ -31,8 +31,9 @@ export interface LocalStoreOptions extends LockOptions {
    */
   repairAfterUncleanStop?: boolean;
   /**
-   * Give every item an entry of its own in each index (wholeIndexKeys.ts). Default true; false only to show what
-   * dynalite's own index keys lose (tests/local/wholeIndexKeys.test.ts), on a directory of its own.
+   * Give every item an entry of its own in each index (wholeIndexKeys.ts). Default: as `atomicWrites`, which it
+   * needs; false only to show what dynalite's own index keys lose (tests/local/wholeIndexKeys.test.ts), on a
+   * directory of its own.
    */
   wholeIndexKeys?: boolean;
 }
@@ -67,8 +68,12 @@ export async function startLocalStore(
   options.onLocked?.();
   const log = options.log ?? ((line: string) => process.stderr.write(`[local] ${line}\n`));
   try {
-    if (options.atomicWrites ?? true) installAtomicWrites();
-    const wholeIndexKeys = options.wholeIndexKeys ?? true;
+    const atomicWrites = options.atomicWrites ?? true;
+    if (atomicWrites) installAtomicWrites();
+    // Writes reach the whole keys through atomicWrites.ts's updateIndexes; dynalite's own makes its keys itself.
+    const wholeIndexKeys = options.wholeIndexKeys ?? atomicWrites;
+    if (wholeIndexKeys && !atomicWrites)
+      throw new Error('whole index keys need atomic writes: without them dynalite writes its own index keys');
     if (wholeIndexKeys) installWholeIndexKeys();
     const keysFile = join(dataDir, INDEX_KEYS_FILE);
     const olderKeys =

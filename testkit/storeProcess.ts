@@ -14,7 +14,8 @@ if (!dataDir)
 const store = await startLocalStore(dataDir, {
   atomicWrites: !flags.includes('--no-atomic-writes'),
   repairAfterUncleanStop: !flags.includes('--no-repair'),
-  wholeIndexKeys: !flags.includes('--no-whole-index-keys'),
+  // Absent: as atomic writes, which whole index keys need.
+  ...(flags.includes('--no-whole-index-keys') ? { wholeIndexKeys: false } : {}),
 });
 process.once('SIGTERM', () => {
   void store.close().then(() => process.exit(0));

@@ -19,6 +19,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { dynaliteDb } from '../../local/emulators/dynalite/dynaliteInternals.ts';
 import { WHOLE_INDEX_KEYS_FORMAT } from '../../local/emulators/dynalite/wholeIndexKeys.ts';
+import { startLocalStore } from '../../local/localStore.ts';
 import {
   createRecordsTable,
   type StoreProcess,
@@ -179,5 +180,16 @@ describe('two records settled by one call, whose ids dynalite hashes alike', () 
     } finally {
       await stop(store, dynamodb);
     }
+  });
+
+  it('are not asked for without atomic writes, whose updateIndexes is what writes them', async () => {
+    // Prepare
+    const dataDir = await newDataDir();
+
+    // Act
+    const starting = startLocalStore(dataDir, { atomicWrites: false, wholeIndexKeys: true, log: () => {} });
+
+    // Assess
+    await expect(starting).rejects.toThrow(/whole index keys need atomic writes/);
   });
 });
