@@ -22,7 +22,7 @@ beforeAll(async () => {
 afterAll(() => bus.stop());
 
 const SETTLED = new Date('2026-11-28T10:11:35.247Z');
-const after = (seconds: number) => new Date(SETTLED.getTime() + seconds * 1000);
+const secondsAfter = (seconds: number) => new Date(SETTLED.getTime() + seconds * 1000);
 
 /** Two record ids to which dynalite gives the same six hash digits. */
 const idsDynaliteHashesAlike = (): [string, string] => {
@@ -77,13 +77,13 @@ describe.each([
     for (const record of [first, second]) {
       const { claimed } = await service.claimRecord(record.id, {
         now: SETTLED,
-        leaseUntil: after(90).toISOString(),
+        leaseUntil: secondsAfter(90).toISOString(),
       });
       if (!claimed) throw new Error('not claimed');
       const written = await service.recordAttempt(
         claimed,
         { status: 'delivered', attempts: 1, at: SETTLED, downstreamId: '500Ab' },
-        after(90).toISOString(),
+        secondsAfter(90).toISOString(),
       );
       if (!written) throw new Error('not written');
       settled.push(written);
@@ -97,7 +97,7 @@ describe.each([
     bus.setMode('refuse-entries');
     const secondNow = await service.publishAfterOutcome(secondSettled, SETTLED.getTime());
     bus.setMode('up');
-    const due = await service.publishDueEvents({ now: after(61) });
+    const due = await service.publishDueEvents({ now: secondsAfter(61) });
     const outbox = (await service.getStatusRecord(second.id))?.pendingEvents ?? [];
 
     // Assess
