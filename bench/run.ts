@@ -204,7 +204,7 @@ const capacitySection = (result: CapacityResult, memoryMb: number) => {
   return {
     report,
     text: [
-      'Delivery capacity (default settings: maximumConcurrency 2, batchSize 10), on paper:',
+      `Delivery capacity (deployed settings: maximumConcurrency ${result.deployed.erp.maximumConcurrency}, batchSize ${result.deployed.erp.batchSize}, ERP_BATCH_SIZE ${result.deployed.erp.callSize}), on paper:`,
       '',
       report.paper,
       '',
@@ -253,7 +253,9 @@ if (costOnly) {
   process.exit(0);
 }
 if (capacityOnly) {
-  progress('capacity: 2 pollers driving the worker against the SAP sandbox with injected latency…');
+  progress(
+    'capacity: the deployed pollers driving the worker against the SAP sandbox with injected latency…',
+  );
   const { text } = capacitySection(await measureCapacity(), (await deployedMemory()).erpDelivery);
   const footer = `Written by \`npm run bench -- capacity\` on ${partFooter((performance.now() - started) / 1000)}`;
   console.log(`${text}\n\n${footer}`);
@@ -357,7 +359,7 @@ const worker = await phase(
 );
 const capacity = await phase(
   'capacity',
-  'capacity: 2 pollers, the worker, the SAP sandbox with injected latency…',
+  'capacity: the deployed pollers, the worker, the SAP sandbox with injected latency…',
   () => measureCapacity(),
 );
 const batched = await phase(
