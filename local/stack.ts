@@ -45,6 +45,11 @@ export interface LocalStackOptions {
   /** Aborting it during start-up stops what has started and rejects. */
   signal?: AbortSignal;
   /**
+   * How ports that were free a moment ago are found (default: local/ports.ts `freePorts`). A test hands out a
+   * port it holds first, to show a port taken between the choice and serverless-offline's bind is chosen again.
+   */
+  freePorts?: (count: number) => Promise<number[]>;
+  /**
    * HOOK for the next step: runs once everything is up, before `startLocalStack` resolves (so before the
    * CLI prints `ready`). That is where (a) records whose status is still `accepted` are queued again and
    * (b) the poller that receives from the queues and invokes the worker handler is started. It may return
@@ -151,6 +156,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     );
     printing.catch(() => {}); // awaited below, unless something else fails first
     const requestedPort = options.port ?? 3000;
+    const pickPorts = options.freePorts ?? freePorts;
     // The data directory first: a stack stopping there (or killed) is waited for, and releases its port before
     // its data directory. Then the port: something else, or a stack on another data directory, may hold it.
     let locked = () => {};
@@ -163,7 +169,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const [queueServer, storeServer, ports, cached, localWebhooks] = await allSettled([
       startLocalQueue().then((server) => (queue = server)),
       storeStarting.then((server) => (store = server)),
-      freePorts(requestedPort === 0 ? 3 : 2),
+      pickPorts(requestedPort === 0 ? 3 : 2),
       readCachedServerlessConfig(),
       // Once the data directory is ours: the webhook secrets live there.
       dataDirLocked.then(() => startLocalWebhooks({ dataDir })).then((started) => (webhooks = started)),
@@ -171,8 +177,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ] as const);
     timing('emulators');
     signal?.throwIfAborted();
-    const port = requestedPort === 0 ? (ports.pop() as number) : requestedPort;
-    const [lambdaPort, websocketPort] = ports;
+    // Ports the OS gave a moment ago: another process may bind one before serverless-offline does, which then
+    // exits at once (EADDRINUSE); such a port is chosen again (below). A PORT the caller asked for is not.
+    let port = requestedPort === 0 ? (ports.pop() as number) : requestedPort;
+    let [lambdaPort, websocketPort] = ports;
+    const chosenPorts = () => [lambdaPort, websocketPort, ...(requestedPort === 0 ? [port] : [])];
+    const chooseAgain = async () => {
+      const fresh = await pickPorts(requestedPort === 0 ? 3 : 2);
+      if (requestedPort === 0) port = fresh.pop() as number;
+      [lambdaPort, websocketPort] = fresh;
+    };
     // LOCAL_API_PROXY_SQS / _DYNAMODB (npm run soak): the API handlers reach the emulators through a proxy,
     // which reads their endpoints from localEndpointsFile. Offline's environment only (`env` keeps them).
     // LOCAL_DELIVERY_PROXY_* (local/delivery.ts) do the same for the worker, the reconciler and the bus.
@@ -236,7 +250,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       .find((prefix) => typeof prefix === 'string');
     if (typeof secretsPrefix === 'string') localWebhooks.useSecretsPrefix(secretsPrefix);
     signal?.throwIfAborted();
-    const env = localEnv(resources.env);
+    let env = localEnv(resources.env);
     if (!child || !guessed || !sameEntries(guessed, resources.env)) {
       if (child) {
         timing('cached osls print was stale: restarting serverless-offline');
@@ -245,24 +259,41 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       child = spawnOffline(env);
     }
     if (JSON.stringify(config) !== JSON.stringify(cached)) await writeCachedServerlessConfig(config);
-    const running = child;
+    let running = child;
 
-    // Until ready, an exit of offline (or the caller's abort) ends the wait at once.
-    const exitedEarly = new AbortController();
-    running.exited.then((exit) =>
-      exitedEarly.abort(new Error(`serverless-offline ${describeExit(exit)}\n${running.output().trim()}`)),
-    );
-    const url = `http://localhost:${port}`;
-    try {
-      await waitForHttp(
-        `http://127.0.0.1:${port}${readyCheckPath}`,
-        options.readyTimeoutMs ?? 60_000,
-        signal ? AbortSignal.any([signal, exitedEarly.signal]) : exitedEarly.signal,
+    for (let tries = 1; ; tries++) {
+      // Until ready, an exit of offline (or the caller's abort) ends the wait at once.
+      const exitedEarly = new AbortController();
+      const starting = running;
+      starting.exited.then((exit) =>
+        exitedEarly.abort(new Error(`serverless-offline ${describeExit(exit)}\n${starting.output().trim()}`)),
       );
-    } catch (error) {
-      if (signal?.aborted || exitedEarly.signal.aborted) throw error;
-      throw new Error(`${(error as Error).message}\nserverless-offline output:\n${running.output().trim()}`);
+      try {
+        await waitForHttp(
+          `http://127.0.0.1:${port}${readyCheckPath}`,
+          options.readyTimeoutMs ?? 60_000,
+          signal ? AbortSignal.any([signal, exitedEarly.signal]) : exitedEarly.signal,
+        );
+        break;
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        const taken = exitedEarly.signal.aborted ? portTakenIn(starting.output()) : undefined;
+        if (taken !== undefined && chosenPorts().includes(taken) && tries < PORT_TRIES) {
+          process.stderr.write(
+            `[local] port ${taken} was taken before serverless-offline bound it: other ports\n`,
+          );
+          await chooseAgain();
+          env = localEnv(resources.env);
+          running = spawnOffline(env);
+          continue;
+        }
+        if (exitedEarly.signal.aborted) throw error;
+        throw new Error(
+          `${(error as Error).message}\nserverless-offline output:\n${starting.output().trim()}`,
+        );
+      }
     }
+    const url = `http://localhost:${port}`;
     timing('serverless-offline answers');
 
     const crashed = running.exited.then(
@@ -345,6 +376,15 @@ function hasDeliveryProxy(env: NodeJS.ProcessEnv): boolean {
 function sameEntries(a: Record<string, string>, b: Record<string, string>): boolean {
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
+}
+
+/** serverless-offline starts at most this often when a port chosen for it was taken meanwhile. */
+const PORT_TRIES = 3;
+
+/** The port an `EADDRINUSE` in serverless-offline's output names, if any. */
+function portTakenIn(output: string): number | undefined {
+  const match = /EADDRINUSE: address already in use \S*:(\d+)/.exec(output);
+  return match ? Number(match[1]) : undefined;
 }
 
 /** Like Promise.all, but waits for every promise to settle before rejecting with the first failure. */
