@@ -2,12 +2,8 @@ import { BATCH_CONCURRENCY } from '../lib/delivery/message.ts';
 import { MAX_COLLECTION_SIZE } from '../lib/downstream/crm/collections.ts';
 import { erpBatchSizeFrom } from '../lib/downstream/erp/config.ts';
 import { localClientConfig } from '../local/aws.ts';
-import { eventSourcesOf } from '../local/eventSources.ts';
-import {
-  printServerlessConfig,
-  type ResolvedServerlessConfig,
-  readCachedServerlessConfig,
-} from '../local/serverlessConfig.ts';
+import { eventSourceOfFunction } from '../local/eventSources.ts';
+import { type ResolvedServerlessConfig, resolvedServerlessConfig } from '../local/serverlessConfig.ts';
 import { ALLOWANCE } from './costModel.ts';
 import { startLocalAws } from './localAws.ts';
 import { awsFreeEnv, benchDir, quietPowertools, runNodeJson } from './proc.ts';
@@ -40,10 +36,8 @@ export interface DeployedDelivery {
  * deployedDeliveryOf(config).erp // { functionName: 'erpDelivery', batchSize: 200, batchingWindowSeconds: 1, maximumConcurrency: 2, callSize: 50 }
  */
 export const deployedDeliveryOf = (config: ResolvedServerlessConfig): DeployedDelivery => {
-  const sources = Object.values(eventSourcesOf(config));
   const of = (functionName: WorkerSettings['functionName'], callSize: number): WorkerSettings => {
-    const source = sources.find((each) => each.functionName === functionName);
-    if (!source) throw new Error(`capacity: serverless.yml has no SQS event source for ${functionName}`);
+    const source = eventSourceOfFunction(config, functionName);
     if (source.maximumConcurrency === undefined)
       throw new Error(`capacity: ${functionName}'s event source sets no maximumConcurrency`);
     return {
@@ -71,7 +65,7 @@ export const deployedDeliveryOf = (config: ResolvedServerlessConfig): DeployedDe
  * now, as soak/campaign.ts reads the batching window): the one source of truth.
  */
 export const deployedDelivery = async (): Promise<DeployedDelivery> =>
-  deployedDeliveryOf((await readCachedServerlessConfig()) ?? (await printServerlessConfig(process.env)));
+  deployedDeliveryOf(await resolvedServerlessConfig());
 
 /** AWS round trips around a batch (stated, not measured): the event source's receive and delete. */
 export const SQS_AROUND_BATCH_MS = 2 * ALLOWANCE.sqsMs;

@@ -66,3 +66,18 @@ export const eventSourcesOf = (config: ResolvedServerlessConfig): Record<string,
   }
   return sources;
 };
+
+/**
+ * The SQS event source of one function of the resolved serverless.yml; throws, naming it, when it has none.
+ *
+ * @example
+ * eventSourceOfFunction(config, 'erpDelivery').batchingWindowSeconds // 1
+ */
+export const eventSourceOfFunction = (
+  config: ResolvedServerlessConfig,
+  functionName: string,
+): EventSourceSettings => {
+  const source = Object.values(eventSourcesOf(config)).find((each) => each.functionName === functionName);
+  if (!source) throw new Error(`serverless.yml has no SQS event source for ${functionName}`);
+  return source;
+};

@@ -18,9 +18,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clientsConfig } from '../lib/clients/clientsConfig.ts';
-import { eventSourcesOf } from '../local/eventSources.ts';
+import { eventSourceOfFunction } from '../local/eventSources.ts';
 import { freePorts } from '../local/ports.ts';
-import { printServerlessConfig, readCachedServerlessConfig } from '../local/serverlessConfig.ts';
+import { resolvedServerlessConfig } from '../local/serverlessConfig.ts';
 import { localEndpointsFile } from '../local/stack.ts';
 import { salesforceDeliveryCalls } from '../sandbox/salesforceCollections.ts';
 import { startSalesforceSandbox } from '../sandbox/salesforceSandbox.ts';
@@ -238,12 +238,8 @@ const proxyCounts = (proxy: FaultProxy): Record<string, number> => ({
  * The SAP worker's event source batching window, from serverless.yml as resolved for `npm start` (the last
  * resolution `npm start` cached, else resolved now): a lone probe waits for it before the worker runs.
  */
-const erpBatchingWindowSeconds = async (): Promise<number> => {
-  const config = (await readCachedServerlessConfig()) ?? (await printServerlessConfig(process.env));
-  const source = Object.values(eventSourcesOf(config)).find((each) => each.functionName === 'erpDelivery');
-  if (!source) throw new Error('soak: serverless.yml has no SQS event source for erpDelivery');
-  return source.batchingWindowSeconds;
-};
+const erpBatchingWindowSeconds = async (): Promise<number> =>
+  eventSourceOfFunction(await resolvedServerlessConfig(), 'erpDelivery').batchingWindowSeconds;
 
 export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> => {
   const settings = {

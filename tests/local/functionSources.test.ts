@@ -6,15 +6,11 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { localFunctionSources } from '../../local/functionSources.ts';
-import {
-  printServerlessConfig,
-  type ResolvedServerlessConfig,
-  readCachedServerlessConfig,
-} from '../../local/serverlessConfig.ts';
+import { type ResolvedServerlessConfig, resolvedServerlessConfig } from '../../local/serverlessConfig.ts';
 
 let config: ResolvedServerlessConfig;
 beforeAll(async () => {
-  config = (await readCachedServerlessConfig()) ?? (await printServerlessConfig({ ...process.env }));
+  config = await resolvedServerlessConfig();
 }, 60_000);
 
 /** Each event of each function that npm start does not invoke through the function's handler, as a line. */
