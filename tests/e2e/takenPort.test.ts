@@ -6,19 +6,16 @@
  * Control: a port that stays taken however often ports are chosen ends the start-up, naming the port, after a
  * bounded number of tries.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../../local/ports.ts';
 import { startLocalStack } from '../../local/stack.ts';
+import { storeScope } from '../local/storeProcesses.ts';
 
-const dirs: string[] = [];
+const { dataDir } = storeScope('dealer-gateway-taken-port-');
 const held: Server[] = [];
 afterAll(async () => {
   await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
-  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
 /** A port this test listens on, as another process would after the stack chose it. */
@@ -27,12 +24,6 @@ const takenPort = async (): Promise<number> => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   held.push(server);
   return (server.address() as { port: number }).port;
-};
-
-const dataDir = async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'dealer-gateway-taken-port-'));
-  dirs.push(dir);
-  return dir;
 };
 
 describe('npm start when a port chosen for serverless-offline is taken before it binds it', () => {

@@ -7,12 +7,15 @@
  * Control: the same on a store with dynalite's own index keys (`--no-whole-index-keys`) loses the second event, as
  * one fault campaign run did: its outbox stays full and the reconciler never sees it.
  */
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { dynaliteDb } from '../../local/emulators/dynalite/dynaliteInternals.ts';
 import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
 import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
-import { createRecordsTable, startStore, storeScope } from '../local/storeProcesses.ts';
+import {
+  createRecordsTable,
+  idsDynaliteHashesAlike,
+  startStore,
+  storeScope,
+} from '../local/storeProcesses.ts';
 
 const scope = storeScope('dealer-gateway-same-millisecond-');
 let bus: Awaited<ReturnType<typeof startEventBridgeRecorder>>;
@@ -23,18 +26,6 @@ afterAll(() => bus.stop());
 
 const SETTLED = new Date('2026-11-28T10:11:35.247Z');
 const secondsAfter = (seconds: number) => new Date(SETTLED.getTime() + seconds * 1000);
-
-/** Two record ids to which dynalite gives the same six hash digits. */
-const idsDynaliteHashesAlike = (): [string, string] => {
-  const seen = new Map<string, string>();
-  for (;;) {
-    const id = randomBytes(16).toString('hex');
-    const digits = dynaliteDb().hashPrefix(id, 'S');
-    const other = seen.get(digits);
-    if (other) return [other, id];
-    seen.set(digits, id);
-  }
-};
 
 /**
  * The service's modules afresh, their clients on `endpoint` (each module keeps its client for the process, as in a

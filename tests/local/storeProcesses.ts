@@ -3,12 +3,14 @@
  * patch turned off, and the records table of serverless.yml made in it as `npm start` makes it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, inject } from 'vitest';
 import { localClientConfig } from '../../local/aws.ts';
+import { dynaliteDb } from '../../local/emulators/dynalite/dynaliteInternals.ts';
 import { createLocalResources } from '../../local/resources.ts';
 
 export interface StoreProcess {
@@ -105,4 +107,23 @@ export const createRecordsTable = async (endpoint: string): Promise<string> => {
     { sqs: 'http://127.0.0.1:9', dynamodb: endpoint },
   );
   return (local.tables.RecordsTable as { name: string }).name;
+};
+
+/**
+ * Two record ids (32 hex digits, as the service's) to which dynalite's own index keys give the same six hash digits
+ * (local/emulators/dynalite/wholeIndexKeys.ts says why that matters).
+ *
+ * @example
+ * const [first, second] = idsDynaliteHashesAlike();
+ */
+export const idsDynaliteHashesAlike = (): [string, string] => {
+  const db = dynaliteDb();
+  const seen = new Map<string, string>();
+  for (;;) {
+    const id = randomBytes(16).toString('hex');
+    const digits = db.hashPrefix(id, 'S');
+    const other = seen.get(digits);
+    if (other) return [other, id];
+    seen.set(digits, id);
+  }
 };

@@ -17,11 +17,11 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { dynaliteDb } from '../../local/emulators/dynalite/dynaliteInternals.ts';
 import { WHOLE_INDEX_KEYS_FORMAT } from '../../local/emulators/dynalite/wholeIndexKeys.ts';
 import { startLocalStore } from '../../local/localStore.ts';
 import {
   createRecordsTable,
+  idsDynaliteHashesAlike,
   type StoreProcess,
   startStore,
   storeClient,
@@ -32,19 +32,6 @@ const { children, dataDir: newDataDir } = storeScope('dealer-gateway-index-keys-
 
 const s = (value: string): AttributeValue => ({ S: value });
 const SETTLED_AT = '2026-11-28T10:12:35.247Z';
-
-/** Two record ids (32 hex digits, as the service's) to which dynalite gives the same six hash digits. */
-const idsDynaliteHashesAlike = (): [string, string] => {
-  const db = dynaliteDb();
-  const seen = new Map<string, string>();
-  for (;;) {
-    const id = randomBytes(16).toString('hex');
-    const digits = db.hashPrefix(id, 'S');
-    const other = seen.get(digits);
-    if (other) return [other, id];
-    seen.set(digits, id);
-  }
-};
 
 /** A delivered sale whose outbox and personal data are due, as a call's outcome leaves it. */
 const settledSale = (id: string) =>
