@@ -33,7 +33,7 @@ const secretNameOf = (service, stage) => `${service}/${stage}/api-keys`;
 
 /**
  * The dynamic reference CloudFormation resolves at deploy time to one client's key. It is resolved again only
- * when the ApiKey resource changes: after rotating a key in the secret, see the README ("Clients and keys").
+ * when the ApiKey resource changes: after rotating a key in the secret, see docs/operations.md ("Clients and keys").
  */
 const keyReference = (secretName, client) =>
   `{{resolve:secretsmanager:${secretName}:SecretString:${client}}}`;

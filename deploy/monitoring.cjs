@@ -79,7 +79,7 @@ module.exports = async ({ resolveVariable }) => {
     // Raised once when the hold opens and cleared when it closes (lib/outage): the worker reports each change, the
     // reconciler the state every minute; with no data the alarm keeps its state rather than clearing by itself.
     resources[`${prefix}HeldAlarm`] = alarm(
-      `Deliveries of ${d.label} are held: the downstream is down for every record (or its API allowance is nearly spent); records wait, none fails. See the README, "When an alarm fires"`,
+      `Deliveries of ${d.label} are held: the downstream is down for every record (or its API allowance is nearly spent); records wait, none fails. See docs/operations.md, "When an alarm fires"`,
       {
         Namespace: namespace,
         MetricName: 'downstreamHeld',

@@ -1,7 +1,7 @@
 /**
  * `npm run records -- [filters] [--counts] [--json]` and `npm run records -- <id>`: lists, searches and counts the
- * status records of the running `npm start` or of an AWS stage (--stage), or shows one record in full. See the
- * README, "Operations: finding records", and tools/records/constants.ts for the usage.
+ * status records of the running `npm start` or of an AWS stage (--stage), or shows one record in full. See
+ * docs/operations.md, "Operations: finding records", and tools/records/constants.ts for the usage.
  */
 import { runRecords } from '../tools/records/run.ts';
 

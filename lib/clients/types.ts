@@ -6,7 +6,7 @@ export interface Client {
   dealers: number[];
   throttle?: { rateLimit: number; burstLimit: number };
   quota?: { limit: number; period: 'DAY' | 'WEEK' | 'MONTH' };
-  /** Where the client's own records' state changes are sent (see the README, "Events and webhooks"). */
+  /** Where the client's own records' state changes are sent (see docs/design.md, "Events and webhooks"). */
   webhook?: Webhook;
   /**
    * `test`: the client's records are answered by the built-in SAP and Salesforce simulators and never reach the real

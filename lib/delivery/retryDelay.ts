@@ -4,7 +4,7 @@ const MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
 /**
  * Seconds to wait before the next attempt after attempt `attempt` (1-based): base * 2^(attempt-1), plus at
  * most 20 % jitter so that records failing together do not retry together. Webhooks retry by another policy on
- * purpose (lib/webhooks/retrySchedule.ts; the two side by side: docs/design.md, "Two retry policies").
+ * purpose (lib/webhooks/retrySchedule.ts; the two side by side: docs/design.md, "Two retry policies, side by side").
  *
  * @example
  * retryDelaySeconds(3, 30) // 120 to 144

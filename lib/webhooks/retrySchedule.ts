@@ -4,7 +4,7 @@
  * from the first attempt on, so a webhook coming back is not hit by every retry at once, and the attempts keep
  * their span whatever the random draws: the last retry's window starts `spanMs` or later after the first attempt.
  * Deliveries to SAP and Salesforce retry by another policy on purpose (lib/delivery/retryDelay.ts; the two side by
- * side: docs/design.md, "Two retry policies").
+ * side: docs/design.md, "Two retry policies, side by side").
  */
 
 export interface RetrySchedule {

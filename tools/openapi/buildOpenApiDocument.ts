@@ -63,7 +63,7 @@ export const buildOpenApiDocument = (): JsonObject => ({
   ],
   // Every operation needs a client's API key in x-api-key. Not described here: POST /crm/case also lets in
   // key-less posts from browser pages of allowed origins when config/clients.json enables browser forms (off by
-  // default; README, "Browser forms").
+  // default; docs/operations.md, "Browser forms (off by default)").
   security: [{ ApiKey: [] }],
   paths: {
     '/erp/sales_registration': {

@@ -20,7 +20,7 @@ import type {
 } from '@aws-sdk/client-dynamodb';
 /**
  * The part of `@aws-sdk/client-dynamodb` the API functions use, over {@link JsonProtocolClient}. scripts/bundle.ts
- * puts this module in place of the SDK package in those functions' bundles (see README, "Cold start").
+ * puts this module in place of the SDK package in those functions' bundles (see bench/README.md, "Cold start").
  */
 import { type JsonClientConfig, JsonProtocolClient, jsonCommand } from './client.ts';
 import { serviceErrorClass } from './errors.ts';
