@@ -9,6 +9,8 @@ export interface EmittedOutput {
   outcome: unknown;
   logs: Record<string, unknown>[];
   metrics: Record<string, unknown>[];
+  /** The lines that are no JSON document (a library's own warnings). */
+  text: string[];
 }
 
 /**
@@ -39,12 +41,13 @@ export const outputDuring = async (act: () => Promise<unknown>): Promise<Emitted
       stream.write = writes[i];
     });
   }
-  const documents = lines
-    .flatMap((text) => text.split('\n'))
+  const all = lines.flatMap((text) => text.split('\n')).filter((line) => line.trim() !== '');
+  const documents = all
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
   return {
     outcome,
+    text: all.filter((line) => !line.startsWith('{')),
     logs: documents.filter((document) => !('_aws' in document)),
     metrics: documents.filter((document) => '_aws' in document),
   };

@@ -51,6 +51,9 @@ export const reportDownstreamHeld = (downstream: 'erp' | 'crm', held: boolean): 
  * tally.add('delivered', 'erp', 1250);
  * tally.publish();
  */
+/** Fewer than the 100 values at which Powertools flushes a metric by itself (see OutcomeTally's publish). */
+const LATENCIES_PER_DOCUMENT = 99;
+
 export class OutcomeTally {
   #counts = new Map<string, number>();
   #latencies = new Map<string, number[]>();
@@ -64,7 +67,10 @@ export class OutcomeTally {
 
   /**
    * Writes the counts and latencies, one metrics line per downstream and mode: test records' with a `mode`
-   * dimension of their own, so no alarm (on live metrics) ever moves for them.
+   * dimension of their own, so no alarm (on live metrics) ever moves for them. Powertools flushes a metric by itself
+   * at its 100th value and forgets the dimensions as it does, so the values after it would go out with none (and an
+   * empty flush at the end warns): a line with many latencies is written as several documents of fewer values, each
+   * with its dimensions.
    */
   publish(): void {
     for (const line of ['live|erp', 'live|crm', 'test|erp', 'test|crm']) {
@@ -72,11 +78,15 @@ export class OutcomeTally {
       const counts = [...this.#counts].filter(([key]) => key.startsWith(`${line}|`));
       const latencies = this.#latencies.get(line) ?? [];
       if (counts.length === 0) continue;
-      metrics.addDimension('downstream', downstream);
-      if (mode === 'test') metrics.addDimension('mode', 'test');
-      for (const [key, count] of counts) metrics.addMetric(key.split('|')[2], MetricUnit.Count, count);
-      for (const latency of latencies) metrics.addMetric('deliveryLatency', MetricUnit.Milliseconds, latency);
-      metrics.publishStoredMetrics();
+      for (let first = 0; first === 0 || first < latencies.length; first += LATENCIES_PER_DOCUMENT) {
+        metrics.addDimension('downstream', downstream);
+        if (mode === 'test') metrics.addDimension('mode', 'test');
+        if (first === 0)
+          for (const [key, count] of counts) metrics.addMetric(key.split('|')[2], MetricUnit.Count, count);
+        for (const latency of latencies.slice(first, first + LATENCIES_PER_DOCUMENT))
+          metrics.addMetric('deliveryLatency', MetricUnit.Milliseconds, latency);
+        metrics.publishStoredMetrics();
+      }
     }
   }
 }
