@@ -13,6 +13,15 @@ import { withPackageLock } from '../../testkit/packagedTemplate.ts';
 
 const bundles = join(process.cwd(), '.esbuild');
 
+/** The API functions that carry the JSON-protocol AWS clients (docs/deploying.md quotes their zips' sizes). */
+const API_FUNCTIONS_CALLING_AWS = ['salesRegistration', 'crmCase', 'recordStatus', 'eventFeed'];
+
+/** The range docs/deploying.md quotes: "are <least>-<most> KiB". */
+const quotedZipKib = (guide: string): [number, number] => {
+  const match = /are (\d+)-(\d+) KiB/.exec(guide.replace(/\s+/g, ' '));
+  return match ? [Number(match[1]), Number(match[2])] : [0, 0];
+};
+
 describe('npx serverless package', () => {
   it('bundles every function fresh, even with no bundle there, and writes the template', async () => {
     const out = await mkdtemp(join(tmpdir(), 'dealer-gateway-sls-package-'));
@@ -48,6 +57,16 @@ describe('npx serverless package', () => {
           const handler = name.endsWith('Delivery') ? 'deliveryWorker' : name;
           expect(sources.some((source) => source.endsWith(`functions/${handler}.ts`))).toBe(true);
         }
+        // Assess: docs/deploying.md quotes the API functions' zips as they are (within 15 %, so a small change of
+        // the code does not fail here, a figure that has gone stale does).
+        const kib = await Promise.all(
+          API_FUNCTIONS_CALLING_AWS.map(
+            async (name) => (await stat(join(bundles, `${name}.zip`))).size / 1024,
+          ),
+        );
+        const [least, most] = quotedZipKib(await readFile(join(process.cwd(), 'docs/deploying.md'), 'utf8'));
+        expect(Math.abs(least - Math.min(...kib)) / Math.min(...kib)).toBeLessThan(0.15);
+        expect(Math.abs(most - Math.max(...kib)) / Math.max(...kib)).toBeLessThan(0.15);
       });
     } finally {
       await rm(out, { recursive: true, force: true });
