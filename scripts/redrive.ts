@@ -9,25 +9,25 @@
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { queueArnByName } from '../lib/redrive/queueArn.ts';
 import { redriveByHand, redriveOnAws } from '../lib/redrive/redrive.ts';
-import type { RecordKind } from '../lib/types.ts';
 import { localClientConfig } from '../local/aws.ts';
 import { defaultDataDir, oslsScript, projectRoot } from '../local/project.ts';
 import type { ResolvedServerlessConfig } from '../local/serverlessConfig.ts';
+import { UsageError } from '../tools/cli/commandLine.ts';
+import { parseRedriveArgs, type RedriveOptions, USAGE } from '../tools/redrive/args.ts';
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: { stage: { type: 'string' }, region: { type: 'string' } },
-});
-const target = positionals[0];
-if (target !== 'erp' && target !== 'crm') {
-  console.error('usage: npm run redrive -- erp|crm [--stage <stage>] [--region <region>]');
+let options: RedriveOptions;
+try {
+  options = parseRedriveArgs(process.argv.slice(2), process.env);
+} catch (error) {
+  if (!(error instanceof UsageError)) throw error;
+  // Refused before anything is read or changed.
+  console.error(`npm run redrive: ${error.message}\n${USAGE}`);
   process.exit(2);
 }
-const kind: RecordKind = target === 'erp' ? 'salesRegistration' : 'caseRecord';
+const { target, kind, stage } = options;
 const [queueId, deadLetterId] =
   kind === 'salesRegistration'
     ? ['SalesRegistrationQueue', 'SalesRegistrationDeadLetterQueue']
@@ -50,7 +50,7 @@ const reportPersonalDataRemoved = (count: number | undefined): void => {
     );
 };
 
-if (values.stage === undefined) {
+if (stage === undefined) {
   const infoFile = join(process.env.DATA_DIR ?? defaultDataDir(), 'runner.json');
   const info = JSON.parse(await readFile(infoFile, 'utf8').catch(() => 'null')) as RunnerInfo | null;
   if (!info) {
@@ -77,7 +77,7 @@ if (values.stage === undefined) {
   reportPersonalDataRemoved(personalDataRemoved);
 } else {
   const config = JSON.parse(
-    execFileSync(process.execPath, [oslsScript, 'print', '--stage', values.stage, '--format', 'json'], {
+    execFileSync(process.execPath, [oslsScript, 'print', '--stage', stage, '--format', 'json'], {
       cwd: projectRoot,
       encoding: 'utf8',
       maxBuffer: 32 * 1024 * 1024,
@@ -85,7 +85,7 @@ if (values.stage === undefined) {
   ) as ResolvedServerlessConfig;
   const resources = config.resources?.Resources ?? {};
   const nameOf = (id: string, key: string) => String(resources[id]?.Properties?.[key] ?? '');
-  const region = values.region ?? config.provider.region;
+  const region = options.region ?? config.provider.region;
   const sqs = new SQSClient({ region });
   const arnOf = (id: string) => queueArnByName(sqs, nameOf(id, 'QueueName'));
   process.env.RECORDS_TABLE = nameOf('RecordsTable', 'TableName');
@@ -97,7 +97,7 @@ if (values.stage === undefined) {
     deadLetterQueueArn: await arnOf(deadLetterId),
   });
   console.log(
-    `redrive ${target} (${values.stage}): ${result.reopened} record(s) accepted again; move task ${result.taskHandle}`,
+    `redrive ${target} (${stage}): ${result.reopened} record(s) accepted again; move task ${result.taskHandle}`,
   );
   reportPersonalDataRemoved(result.personalDataRemoved);
 }

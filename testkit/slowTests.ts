@@ -29,6 +29,7 @@ export const SLOW_TESTS: readonly string[] = [
   'tests/delivery/lease.test.ts',
   'tests/records/npmRecords.test.ts',
   'tests/records/cli.test.ts',
+  'tests/tools/commandLines.test.ts',
   'tests/forms/offlineCors.test.ts',
 ];
 

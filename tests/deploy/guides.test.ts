@@ -3,13 +3,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
 import { oslsScript, projectRoot } from '../../local/project.ts';
 import { packagedTemplate, type Template } from '../../testkit/packagedTemplate.ts';
+import { webhookSecretName } from '../../tools/webhookSecret/run.ts';
 
 /*
  * What the guides say about the deployed stack is what `npm run package` writes: each figure a guide quotes about the
  * template is read from the guide's own sentence and compared with the packaged template. A reworded sentence fails
- * here until its pattern below follows it, so no figure is left unchecked.
+ * here until its pattern below follows it, so no figure is left unchecked. The secrets a guide's commands make before
+ * the first deploy are those the packaged template reads: a client's key missing from the key secret fails the
+ * deploy itself (CloudFormation cannot resolve its reference, and rolls back).
  */
 
 let template: Template;
@@ -78,6 +82,81 @@ describe('docs/deploying.md, "What gets deployed"', () => {
   });
 });
 
+/** `dealer-gateway/<any stage>/` as `dealer-gateway/<stage>/`: the guides write `prod` or `<stage>`, the package `ci`. */
+const anyStage = (name: string) => name.replace(/dealer-gateway\/[^/]+\//, 'dealer-gateway/<stage>/');
+
+/**
+ * The secrets a template reads, one line each: every dynamic reference CloudFormation resolves at deploy
+ * (`{{resolve:secretsmanager:<secret>:SecretString:<key>}}`, `{{resolve:ssm-secure:<parameter>}}`) and every
+ * Secrets Manager secret and SSM parameter a role may read at run time (its ARN in a grant).
+ */
+const secretsOfTemplate = (text: string): string[] => [
+  ...[...text.matchAll(/\{\{resolve:secretsmanager:([^:}]+)(?::SecretString:([^:}]+))?[^}]*\}\}/g)].flatMap(
+    ([, secret, key]) => [`secret ${secret}`, ...(key ? [`secret ${secret}, key ${key}`] : [])],
+  ),
+  ...[...text.matchAll(/\{\{resolve:ssm-secure:([^:}]+)[^}]*\}\}/g)].map(([, name]) => `parameter ${name}`),
+  ...[...text.matchAll(/:secretsmanager:[^"]*?:secret:([^"]+?)-\?{6}/g)].map(
+    ([, secret]) => `secret ${secret}`,
+  ),
+  ...[...text.matchAll(/:ssm:[^"]*?:parameter(\/[^"]+)/g)].map(([, name]) => `parameter ${name}`),
+];
+
+/**
+ * What a guide's shell commands make, in the lines of {@link secretsOfTemplate}: `aws ssm put-parameter --name`,
+ * `aws secretsmanager create-secret --name … --secret-string '<JSON>'` (the secret and each key of its JSON) and
+ * `npm run webhook-secret -- rotate <client> --stage <stage>` (the client's webhook secret, as the tool names it).
+ */
+const secretsOfGuide = (file: string): string[] => {
+  const commands = [
+    ...readFileSync(join(projectRoot, file), 'utf8').matchAll(/```(?:sh|bash)\n([\s\S]*?)```/g),
+  ]
+    .map(([, block]) => block.replace(/\\\n\s*/g, ' '))
+    .join('\n');
+  return [
+    ...[...commands.matchAll(/aws ssm put-parameter .*--name (\S+)/g)].map(([, name]) => `parameter ${name}`),
+    ...[
+      ...commands.matchAll(/aws secretsmanager create-secret --name (\S+) .*--secret-string '([^']*)'/g),
+    ].flatMap(([, secret, json]) => [
+      `secret ${secret}`,
+      ...Object.keys(JSON.parse(json)).map((key) => `secret ${secret}, key ${key}`),
+    ]),
+    ...[...commands.matchAll(/npm run webhook-secret -- rotate (\S+) --stage (\S+)/g)].map(
+      ([, client, stage]) => `secret ${webhookSecretName(stage, client)}`,
+    ),
+  ];
+};
+
+/** Each line once, sorted, with the stage left out. */
+const distinct = (lines: string[]) => [...new Set(lines.map(anyStage))].sort();
+
+describe('docs/deploying.md, the secrets made once per stage', () => {
+  it('makes every secret, API key and parameter the packaged template reads, and nothing else', () => {
+    // Prepare
+    const read = distinct(secretsOfTemplate(JSON.stringify(template)));
+    // Act
+    const made = distinct(secretsOfGuide('docs/deploying.md'));
+    // Assess: each client's key (test clients too), each webhook client's secret, the three parameters.
+    expect(read).toContain('secret dealer-gateway/<stage>/api-keys, key example-dealer-test');
+    expect(read).toContain('secret dealer-gateway/<stage>/webhooks/example-dealer-test');
+    expect(read).toContain('parameter /dealer-gateway/<stage>/intake/content-id-key');
+    expect(made).toEqual(read);
+  });
+
+  it("rotates the webhook secret of every client with a webhook in config/clients.json (the dispatcher's grants)", () => {
+    // Prepare
+    const webhookClients = clientsConfig.clients.filter((c) => c.webhook).map((c) => c.name);
+    // Act
+    const rotated = distinct(secretsOfGuide('docs/deploying.md')).filter((line) =>
+      line.includes('/webhooks/'),
+    );
+    // Assess
+    expect(webhookClients.length).toBeGreaterThan(1);
+    expect(rotated).toEqual(
+      distinct(webhookClients.map((client) => `secret ${webhookSecretName('ci', client)}`)),
+    );
+  });
+});
+
 /** `GET /openapi.json` of an API Gateway method: its verb and its resource's path, parent by parent. */
 const routeOf = (method: Record<string, unknown>): string => {
   const parts: string[] = [];
@@ -91,6 +170,15 @@ const routeOf = (method: Record<string, unknown>): string => {
 };
 
 describe('deploy/README.md, "Client keys"', () => {
+  it('makes the key secret with an entry for every key the packaged template resolves from it', () => {
+    // Prepare
+    const keys = (lines: string[]) => distinct(lines).filter((line) => line.includes(', key '));
+    // Act / Assess
+    expect(keys(secretsOfGuide('deploy/README.md'))).toEqual(
+      keys(secretsOfTemplate(JSON.stringify(template))),
+    );
+  });
+
   it('names every route API Gateway serves without a key, as packaged', () => {
     // Prepare: the guide names its exceptions to `private: true` (POST /crm/case only while browser forms are on).
     const text = guide('deploy/README.md');

@@ -551,6 +551,8 @@ describe('webhooks: webhookDispatcher on real SQS events', () => {
   }, 60_000);
 });
 
+// The reconciler is the one scheduled function. Another one added fails "every function of serverless.yml ran in a
+// scenario above" until it has a scenario of its own here (an invocation that asserts nothing would hide that).
 describe('scheduled functions: reconciler', () => {
   it('queue again the accepted records nobody queued or worked on in time', async () => {
     const [saleId] = salesIds(
@@ -609,12 +611,6 @@ describe('scheduled functions: reconciler', () => {
       expect(Item?.personalDataRemovedAt?.S, id).toBeDefined();
     }
   }, 60_000);
-
-  it('any other scheduled function runs once as EventBridge invokes it', async () => {
-    for (const fn of functions.filter((f) => f.eventKinds.includes('schedule') && f.name !== 'reconciler')) {
-      await invoke(fn.name, scheduledEvent(fn));
-    }
-  });
 });
 
 /** Every IAM request of the calls recorded for a function, with the call it comes from. */

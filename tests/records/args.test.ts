@@ -122,9 +122,11 @@ describe('parseRecordsArgs, the -- form', () => {
       '--counts counts by state per kind: it does not combine with --frame or --limit',
     ],
     [['a', 'b'], 'unexpected arguments: a b'],
-    [['--colour'], "Unknown option '--colour'"],
-    [['--status'], "Option '--status <value>' argument missing"],
+    [['--colour'], 'unknown option --colour'],
+    [['--status'], '--status needs a value'],
     [['--client', ''], '--client needs a value'],
+    [['--stage', '--region', 'eu-west-1'], '--stage needs a value'],
+    [['--json=yes'], '--json takes no value'],
   ])('refuses %j: %s', (argv, message) => {
     expect(refused(argv)).toContain(message);
   });

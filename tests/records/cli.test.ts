@@ -196,6 +196,11 @@ describe('npm run records: listings', () => {
     );
     expect(new Set(everywhere.operations)).toEqual(new Set(['Query:frame', 'GetItem']));
     expect(ndjson(atClient.stdout).map((row) => row.id)).toEqual([elsewhere.id]);
+    // A client no longer configured keeps its records: listed, with a note that the name is not configured.
+    expect([atClient.code, atClient.stderr]).toEqual([
+      0,
+      'npm run records: "not-configured" is no client of config/clients.json; its records are listed all the same\n',
+    ]);
     expect(ndjson(rejectedOnly.stdout).map((row) => row.id)).toEqual([rejected.id]);
   });
 

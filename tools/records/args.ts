@@ -1,7 +1,7 @@
-import { parseArgs } from 'node:util';
 import type { ClientMode } from '../../lib/clients/types.ts';
 import type { RecordStatus } from '../../lib/records/types.ts';
 import { RECORD_KINDS, RECORD_STATUSES } from '../../lib/store/statusIndex.ts';
+import { parseCommandLine } from '../cli/commandLine.ts';
 import { CLIENT_MODES, DEFAULT_REGION, KIND_NAMES } from './constants.ts';
 import { UsageError } from './errors.ts';
 import type { RecordsOptions } from './types.ts';
@@ -20,33 +20,10 @@ const VALUE_OPTIONS = [
   'mode',
 ] as const;
 const FLAG_OPTIONS = ['counts', 'json', 'show-personal', 'progress', 'help'] as const;
-type ValueOption = (typeof VALUE_OPTIONS)[number];
-type FlagOption = (typeof FLAG_OPTIONS)[number];
 
 const DURATION = /^(\d+)(m|h|d)$/;
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const WHOLE = /^\d+$/;
-
-const envName = (option: string) => `npm_config_${option.replaceAll('-', '_')}`;
-
-/**
- * `npm run records --status rejected` (no `--`): npm (10 and 11 alike) takes an option it does not know as a setting
- * of its own (npm_config_status=true) and passes its value on without its name, in an order it does not keep. Rather
- * than guess the value back, the tool refuses and names the form that works.
- */
-const refuseNpmSettings = (env: NodeJS.ProcessEnv): void => {
-  const swallowed = [...VALUE_OPTIONS, ...FLAG_OPTIONS].filter(
-    (option) => env[envName(option)] !== undefined,
-  );
-  if (swallowed.length === 0) return;
-  const written = swallowed.map(
-    (option) => `--${option}${(VALUE_OPTIONS as readonly string[]).includes(option) ? ' <value>' : ''}`,
-  );
-  throw new UsageError(
-    `npm took ${swallowed.map((option) => `--${option}`).join(', ')} for its own setting${swallowed.length > 1 ? 's' : ''}: ` +
-      `write npm run records -- ${written.join(' ')} (the -- hands them to the tool)`,
-  );
-};
 
 const positiveWhole = (option: string, value: string): number => {
   const number = Number(value);
@@ -65,24 +42,11 @@ const positiveWhole = (option: string, value: string): number => {
  * parseRecordsArgs(['rejected'], { npm_lifecycle_event: 'records', npm_config_status: 'true' }) // throws: write npm run records -- --status <value>
  */
 export const parseRecordsArgs = (argv: string[], env: NodeJS.ProcessEnv = process.env): RecordsOptions => {
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        ...Object.fromEntries(VALUE_OPTIONS.map((option) => [option, { type: 'string' as const }])),
-        ...Object.fromEntries(FLAG_OPTIONS.map((option) => [option, { type: 'boolean' as const }])),
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const values = parsed.values as Partial<Record<ValueOption, string>> & Partial<Record<FlagOption, boolean>>;
-  if (env.npm_lifecycle_event === 'records') refuseNpmSettings(env);
-  const positionals = parsed.positionals;
-
+  const { values, positionals } = parseCommandLine(
+    argv,
+    { values: VALUE_OPTIONS, flags: FLAG_OPTIONS, npmScript: 'records' },
+    env,
+  );
   if (positionals.length > 1) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
   if (positionals.length === 1) {
     if (values.id !== undefined) throw new UsageError(`unexpected argument: ${positionals[0]}`);
@@ -105,9 +69,6 @@ export const parseRecordsArgs = (argv: string[], env: NodeJS.ProcessEnv = proces
   }
   if (values.region !== undefined && values.stage === undefined)
     throw new UsageError('--region goes with --stage (without --stage, the running npm start is read)');
-  for (const option of ['client', 'frame', 'stage', 'id'] as const) {
-    if (values[option] === '') throw new UsageError(`--${option} needs a value`);
-  }
 
   const filters = (
     ['status', 'older-than', 'kind', 'client', 'dealer', 'frame', 'limit', 'mode'] as const

@@ -1,7 +1,5 @@
-/** Bad arguments: the script prints the message and its usage, and exits with code 2. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+/** Bad arguments: the script prints the message and its usage, and exits with code 2 (one class for every tool). */
+export { UsageError } from '../cli/commandLine.ts';
 
 /** Nothing to read from: no running `npm start` (or its endpoint does not answer). Exit code 1. */
 export class NoServiceError extends Error {

@@ -5,6 +5,7 @@ import { USAGE } from './constants.ts';
 import { NoServiceError, RecordNotFoundError, UsageError } from './errors.ts';
 import { countsTable, holdsTable, masked, recordsTable, recordView } from './format.ts';
 import { countedHolds } from './holds.ts';
+import { isConfigured, unconfiguredNote, unknownClient } from './knownClients.ts';
 import { countRecords, listRecords } from './list.ts';
 import { awsSource, localSource, type RecordsSource } from './source.ts';
 import type { RecordRow, RecordsOptions } from './types.ts';
@@ -35,6 +36,16 @@ const progressLine = (output: RecordsOutput, shown: boolean) => {
   };
 };
 
+/**
+ * A --client the configuration does not name: refused when nothing of it was found (tools/records/knownClients.ts),
+ * else its records are shown with a note.
+ */
+const checkClient = (options: RecordsOptions, found: number, output: RecordsOutput) => {
+  if (options.client === undefined || isConfigured(options.client)) return;
+  if (found === 0) throw unknownClient(options.client);
+  output.err(unconfiguredNote(options.client));
+};
+
 const list = async (options: RecordsOptions, source: RecordsSource, output: RecordsOutput) => {
   const progress = progressLine(output, options.progress || output.errIsTerminal);
   const rows: RecordRow[] = [];
@@ -50,11 +61,18 @@ const list = async (options: RecordsOptions, source: RecordsSource, output: Reco
   } finally {
     progress.done();
   }
+  checkClient(options, count, output);
   if (!options.json) output.out(`${recordsTable(rows)}\n`);
 };
 
 const counts = async (options: RecordsOptions, source: RecordsSource, output: RecordsOutput) => {
   const result = await countRecords(options, source.reader);
+  const total = Object.values(result).flatMap((byState) => Object.values(byState ?? {}));
+  checkClient(
+    options,
+    total.reduce((a, b) => a + (b ?? 0), 0),
+    output,
+  );
   const holds = await countedHolds(options, source.reader);
   output.out(
     options.json

@@ -27,6 +27,7 @@ import {
 } from '../../lib/webhooks/secrets.ts';
 import { defaultDataDir } from '../../local/project.ts';
 import { ensureWebhookSecrets, rotateLocalWebhookSecret } from '../../local/webhookSecrets.ts';
+import { parseCommandLine, UsageError } from '../cli/commandLine.ts';
 
 export const USAGE = `usage: npm run webhook-secret -- rotate <client> [--stage <stage>] [--region <region>]
        npm run webhook-secret -- enable <client> [--stage <stage>] [--region <region>]
@@ -48,27 +49,24 @@ interface Parsed {
   region: string;
 }
 
-class UsageError extends Error {}
-
+/**
+ * Reads the command line (tools/cli/commandLine.ts): a missing value (`--stage --region x` is a forgotten stage, not
+ * the stage `--region`), an unknown option or the form without `--` is refused before anything is touched.
+ */
 const parse = (args: string[], env: NodeJS.ProcessEnv): Parsed => {
-  const positional: string[] = [];
-  let stage: string | undefined;
-  let region = env.AWS_REGION ?? 'eu-west-1';
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] === '--stage' || args[i] === '--region') {
-      const value = args[++i];
-      if (!value) throw new UsageError(`${args[i - 1]} needs a value`);
-      if (args[i - 1] === '--stage') stage = value;
-      else region = value;
-    } else if (args[i].startsWith('--')) throw new UsageError(`unknown option ${args[i]}`);
-    else positional.push(args[i]);
-  }
-  const [command, client, extra] = positional;
+  const { values, positionals } = parseCommandLine(
+    args,
+    { values: ['stage', 'region'], npmScript: 'webhook-secret' },
+    env,
+  );
+  const [command, client, extra] = positionals;
   if (command !== 'rotate' && command !== 'enable' && command !== 'show')
     throw new UsageError(`the command must be rotate, enable or show (got ${JSON.stringify(command)})`);
   if (command !== 'show' && !client) throw new UsageError(`${command} needs a client name`);
   if (extra) throw new UsageError(`unexpected ${JSON.stringify(extra)}`);
-  return { command, client, stage, region };
+  if (values.region !== undefined && values.stage === undefined)
+    throw new UsageError("--region goes with --stage (without --stage, npm start's data directory is used)");
+  return { command, client, stage: values.stage, region: values.region ?? env.AWS_REGION ?? 'eu-west-1' };
 };
 
 const webhookClient = (name: string, clients: Client[]): Client => {
@@ -175,11 +173,21 @@ const deleteFlag = async (dynamo: DynamoDBClient, table: string, client: string)
   return out.Attributes !== undefined;
 };
 
+/**
+ * The Secrets Manager secret of a client's webhook on a stage: the name the dispatcher reads (its prefix is
+ * WEBHOOK_SECRETS_PREFIX, deploy/webhooks.cjs) and that `rotate` creates.
+ *
+ * @example
+ * webhookSecretName('prod', 'example-dealer') // 'dealer-gateway/prod/webhooks/example-dealer'
+ */
+export const webhookSecretName = (stage: string, client: string) =>
+  `dealer-gateway/${stage}/webhooks/${client}`;
+
 const awsPlace = (stage: string, region: string): Place => {
   const secretsManager = new SecretsManagerClient({ region });
   const dynamo = new DynamoDBClient({ region });
   const table = `dealer-gateway-${stage}-records`;
-  const nameOf = (client: string) => `dealer-gateway/${stage}/webhooks/${client}`;
+  const nameOf = (client: string) => webhookSecretName(stage, client);
   const read = async (client: string) => {
     try {
       const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: nameOf(client) }));
