@@ -1,7 +1,10 @@
-// The clients' webhooks on AWS, generated from config/clients.json: one EventBridge rule on the stack's bus that
-// matches the `Record state changed` events of the clients with a webhook and queues them on WebhookQueue
-// (serverless.yml), whose dispatcher (functions/webhookDispatcher.ts) signs each per Standard Webhooks and posts it
-// to that client's URL; and the queue's policy letting that rule alone send. EventBridge API destinations are not
+// The clients' webhooks on AWS, generated from config/clients.json: per client with a webhook, one EventBridge rule
+// on the stack's bus that matches the `Record state changed` events of that client and queues them on WebhookQueue
+// (serverless.yml) with the client as MessageGroupId, whose dispatcher (functions/webhookDispatcher.ts) signs each
+// per Standard Webhooks and posts it to that client's URL; and the queue's policy letting those rules alone send.
+// A rule per client because an EventBridge SQS target names one static MessageGroupId (SqsParameters, which takes
+// fair queues as well as FIFO ones): the group makes the standard queue a fair queue, so one client's backlog or
+// slow receiver does not delay the others' webhooks (docs/design.md, "Webhooks: one client's slow receiver"). EventBridge API destinations are not
 // used: they cannot sign each body. serverless.yml merges this into `resources` (`${file(./deploy/webhooks.cjs)}`);
 // the tests call `generate` directly.
 'use strict';
@@ -20,7 +23,6 @@ const RECORD_STATE_CHANGED = 'Record state changed';
 /** The logical ids of the resources generated here and of the queue and dispatcher of serverless.yml. */
 const IDS = {
   role: 'WebhookDispatcherRole',
-  rule: 'WebhookRule',
   queuePolicy: 'WebhookQueuePolicy',
   queue: 'WebhookQueue',
   deadLetters: 'WebhookDeadLetterQueue',
@@ -35,12 +37,46 @@ const pascalName = (client) =>
   client.replace(/(^|-+)([a-z0-9])/g, (_, __, c) => c.toUpperCase()).replace(/-+$/, '');
 
 /**
- * The logical id of a client's webhook alarm (deploy/monitoring.cjs).
+ * The logical ids of a client's webhook rule (here) and alarm (deploy/monitoring.cjs).
  *
  * @example
- * webhookIds('example-dealer').alarm // 'ExampleDealerWebhookAlarm'
+ * webhookIds('example-dealer') // { rule: 'ExampleDealerWebhookRule', alarm: 'ExampleDealerWebhookAlarm' }
  */
-const webhookIds = (client) => ({ alarm: `${pascalName(client)}WebhookAlarm` });
+const webhookIds = (client) => ({
+  rule: `${pascalName(client)}WebhookRule`,
+  alarm: `${pascalName(client)}WebhookAlarm`,
+});
+
+/** EventBridge takes a target's MessageGroupId of at most 100 characters; a client's name has at most 63. */
+const MAX_TARGET_GROUP_ID = 100;
+
+/**
+ * A client's rule: its `Record state changed` events, and no other client's, to the webhook queue with the client as
+ * the message's group (the tenant of the SQS fair queue), as lib/queue/messageGroup.ts names a delivery's group.
+ */
+const clientRule = (client) => {
+  if (client.name.length > MAX_TARGET_GROUP_ID)
+    fail(
+      `client "${client.name}": a name of at most ${MAX_TARGET_GROUP_ID} characters can be a webhook's group`,
+    );
+  return {
+    Type: 'AWS::Events::Rule',
+    Properties: {
+      Description: `State changes of ${client.name}'s records, to the webhook dispatcher in its own message group`,
+      EventBusName: { Ref: 'EventBus' },
+      // Only this client's events; the dispatcher posts each to its own client's URL only.
+      EventPattern: {
+        source: [EVENT_SOURCE],
+        'detail-type': [RECORD_STATE_CHANGED],
+        detail: { client: [client.name] },
+      },
+      State: 'ENABLED',
+      Targets: [
+        { Id: 'webhookQueue', Arn: arnOf(IDS.queue), SqsParameters: { MessageGroupId: client.name } },
+      ],
+    },
+  };
+};
 
 /**
  * The clients with a webhook, checked (the rules of lib/clients/webhookRules.cjs), for a stage. Every stage but
@@ -140,12 +176,13 @@ const dispatcherRole = (clients, { service, stage }) => {
 };
 
 /**
- * The dispatcher's role, the rule and the queue policy (only the role when no client has a webhook). Stage `local`
- * gets them too: npm start's local bus routes by this rule to its webhook queue (local/eventBus.ts).
+ * The dispatcher's role, a rule per webhook client and the queue policy (only the role when no client has a
+ * webhook). Stage `local` gets them too: npm start's local bus routes by these rules, groups included, to its
+ * webhook queue (local/eventBus.ts).
  *
  * @example
  * Object.keys(generate(require('../config/clients.json'), { service: 'dealer-gateway', stage: 'prod' }).Resources)
- * // ['WebhookDispatcherRole', 'WebhookRule', 'WebhookQueuePolicy']
+ * // ['WebhookDispatcherRole', 'ExampleDealerWebhookRule', 'ExampleDealerTestWebhookRule', 'WebhookQueuePolicy']
  */
 const generate = (config, { service, stage }) => {
   const clients = webhookClients(config, { service, stage });
@@ -154,21 +191,7 @@ const generate = (config, { service, stage }) => {
   return {
     Resources: {
       ...role,
-      [IDS.rule]: {
-        Type: 'AWS::Events::Rule',
-        Properties: {
-          Description: 'State changes of the records of clients with a webhook, to the webhook dispatcher',
-          EventBusName: { Ref: 'EventBus' },
-          // Only the events of clients with a webhook; the dispatcher posts each to its own client's URL only.
-          EventPattern: {
-            source: [EVENT_SOURCE],
-            'detail-type': [RECORD_STATE_CHANGED],
-            detail: { client: clients.map((client) => client.name) },
-          },
-          State: 'ENABLED',
-          Targets: [{ Id: 'webhookQueue', Arn: arnOf(IDS.queue) }],
-        },
-      },
+      ...Object.fromEntries(clients.map((client) => [webhookIds(client.name).rule, clientRule(client)])),
       [IDS.queuePolicy]: {
         Type: 'AWS::SQS::QueuePolicy',
         Properties: {
@@ -177,12 +200,16 @@ const generate = (config, { service, stage }) => {
             Version: '2012-10-17',
             Statement: [
               {
-                Sid: 'TheWebhookRuleOnly',
+                Sid: 'TheWebhookRulesOnly',
                 Effect: 'Allow',
                 Principal: { Service: 'events.amazonaws.com' },
                 Action: 'sqs:SendMessage',
                 Resource: arnOf(IDS.queue),
-                Condition: { ArnEquals: { 'aws:SourceArn': arnOf(IDS.rule) } },
+                Condition: {
+                  ArnEquals: {
+                    'aws:SourceArn': clients.map((client) => arnOf(webhookIds(client.name).rule)),
+                  },
+                },
               },
             ],
           },

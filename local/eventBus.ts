@@ -1,7 +1,8 @@
 /**
  * The local EventBridge: answers PutEvents (AWS_ENDPOINT_URL_EVENTBRIDGE points here) and, as EventBridge does,
  * sends each event matching one of the stack's rules to the rule's targets: the rules are serverless.yml's own
- * (`AWS::Events::Rule`, e.g. deploy/webhooks.cjs's rule to the webhook queue), their targets the local queues. An
+ * (`AWS::Events::Rule`, e.g. deploy/webhooks.cjs's rule per client to the webhook queue), their targets the local
+ * queues, each with the MessageGroupId its target names (SqsParameters), which the local fair queue serves by. An
  * event is in its target queue before PutEvents answers; one that matches no rule is accepted and dropped.
  */
 import { randomUUID } from 'node:crypto';
@@ -29,6 +30,12 @@ export interface EventEnvelope {
   detail: Record<string, unknown>;
 }
 
+/** A rule's target: a local queue, and the group its messages get (the target's `SqsParameters`). */
+export interface LocalTarget {
+  queueUrl: string;
+  messageGroupId?: string;
+}
+
 /** A rule of the stack, its targets resolved to local queues. */
 export interface LocalRule {
   /** The rule's logical id (for messages). */
@@ -36,8 +43,8 @@ export interface LocalRule {
   /** The bus it is on. */
   bus: string;
   pattern: EventPattern;
-  /** The URLs of the local queues it sends to. */
-  queueUrls: string[];
+  /** The local queues it sends to. */
+  targets: LocalTarget[];
 }
 
 export interface LocalEventBusOptions {
@@ -103,7 +110,7 @@ const parseDetail = (detail: unknown): Record<string, unknown> | undefined => {
  *
  * @example
  * const bus = await startLocalEventBus({ busNames: ['dealer-gateway-local'] });
- * bus.route([{ name: 'WebhookRule', bus: 'dealer-gateway-local', pattern, queueUrls: [webhookQueueUrl] }], sqsEndpoint);
+ * bus.route([{ name: 'ExampleDealerWebhookRule', bus: 'dealer-gateway-local', pattern, targets: [{ queueUrl, messageGroupId: 'example-dealer' }] }], sqsEndpoint);
  * await bus.stop();
  */
 export const startLocalEventBus = async (options: LocalEventBusOptions = {}): Promise<LocalEventBus> => {
@@ -141,14 +148,20 @@ export const startLocalEventBus = async (options: LocalEventBusOptions = {}): Pr
       resources: Array.isArray(entry.Resources) ? entry.Resources.map(String) : [],
       detail,
     };
-    const queueUrls = rules
+    const targets = rules
       .filter((rule) => rule.bus === bus && matchesPattern(rule.pattern, envelope))
-      .flatMap((rule) => rule.queueUrls);
+      .flatMap((rule) => rule.targets);
     try {
       const client = sqs;
       await Promise.all(
-        queueUrls.map((QueueUrl) =>
-          client?.send(new SendMessageCommand({ QueueUrl, MessageBody: JSON.stringify(envelope) })),
+        targets.map((target) =>
+          client?.send(
+            new SendMessageCommand({
+              QueueUrl: target.queueUrl,
+              MessageBody: JSON.stringify(envelope),
+              ...(target.messageGroupId ? { MessageGroupId: target.messageGroupId } : {}),
+            }),
+          ),
         ),
       );
     } catch {

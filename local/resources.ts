@@ -84,17 +84,21 @@ function localRules(
       Properties.EventBusName === undefined
         ? 'default'
         : resolveIntrinsic(Properties.EventBusName, local, `${id}.EventBusName`);
-    const queueUrls = ((Properties.Targets ?? []) as { Arn?: unknown }[]).map((target, index) => {
+    const targets = (
+      (Properties.Targets ?? []) as { Arn?: unknown; SqsParameters?: { MessageGroupId?: unknown } }[]
+    ).map((target, index) => {
       const arn = resolveIntrinsic(target.Arn, local, `${id}.Targets[${index}].Arn`);
       const queue = Object.values(local.queues).find((candidate) => candidate.arn === arn);
       if (!queue) throw new Error(`${id}.Targets[${index}]: ${String(arn)} is no local queue`);
-      return queue.url;
+      // The target's static group (SqsParameters), as EventBridge sends it: the fair queue's tenant.
+      const group = target.SqsParameters?.MessageGroupId;
+      return { queueUrl: queue.url, ...(typeof group === 'string' ? { messageGroupId: group } : {}) };
     });
     rules.push({
       name: id,
       bus: String(bus),
       pattern: checkEventPattern(Properties.EventPattern, `${id}.EventPattern`),
-      queueUrls,
+      targets,
     });
   }
   return rules;

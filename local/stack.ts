@@ -355,7 +355,7 @@ function apiProxyEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 /** The rules' target queues and their dead-letter queues, by name. */
 function durableQueueNames(config: ResolvedServerlessConfig, resources: LocalResources): string[] {
   const targets = Object.entries(resources.queues).filter(([, queue]) =>
-    resources.rules.some((rule) => rule.queueUrls.includes(queue.url)),
+    resources.rules.some((rule) => rule.targets.some((target) => target.queueUrl === queue.url)),
   );
   const deadLetters = targets.flatMap(([id]) => {
     const policy = config.resources?.Resources?.[id]?.Properties?.RedrivePolicy as

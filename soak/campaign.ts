@@ -73,6 +73,7 @@ import {
 } from './outageFigures.ts';
 import { seededRandom } from './random.ts';
 import { createService } from './service.ts';
+import { type SlowReceiverFigures, slowReceiver, slowReceiverFigures } from './slowReceiver.ts';
 import {
   checkTestMode,
   isTestPlan,
@@ -81,7 +82,7 @@ import {
   type TestModeCounts,
   testModeKept,
 } from './testMode.ts';
-import { clientOf, createWorkload, type Operation, type SoakRecord } from './workload.ts';
+import { clientOf, createWorkload, type Operation, type SoakRecord, TEST_CLIENT } from './workload.ts';
 
 export interface SoakOptions {
   /** Fresh records to send. Default 5,000. */
@@ -145,6 +146,13 @@ export interface SoakOptions {
    * campaign settles sales at its peaks.
    */
   eventsWaitSeconds?: number;
+  /**
+   * How long the test client's webhook receiver answers after 10 s (slowReceiver.ts), from 30 % of the records
+   * planned (between the first two SIGKILLs, before the outage); 0: never. The bus is kept free of faults
+   * meanwhile, so that the other clients' events are published at once and their delay is the webhook path's.
+   * Default 60.
+   */
+  slowReceiverSeconds?: number;
   /** POWERTOOLS_LOG_LEVEL of the service. Default WARN (less to print on two cores). */
   serviceLogLevel?: string;
   /**
@@ -191,6 +199,8 @@ export interface SoakReport extends LedgerCounts {
   feed: FeedCounts;
   /** The test client's records: none at SAP or Salesforce, none dead-lettered, each as its name says (testMode.ts). */
   testMode: TestModeCounts;
+  /** The other webhook clients' delay while the test client's receiver was slow (slowReceiver.ts). */
+  slowReceiver: SlowReceiverFigures;
   /** The store's indexes against its items, read once npm start stopped (indexAgreement.ts). */
   indexes: IndexAgreement;
   /** 200 to delivered, by client and kind: the quiet clients' beside the flooding client's (clientTimes.ts). */
@@ -229,6 +239,12 @@ const stampArrivals = (requests: LoggedRequest[]): number[] => {
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
+/**
+ * How long a worker leaves publishing to the reconciler after the bus failed it (lib/outbox/publish.ts, 30 s): the
+ * slow receiver's delays are measured from this long into its window, once faults before it no longer count.
+ */
+const BUS_PAUSE_MS = 30_000;
+
 const proxyCounts = (proxy: FaultProxy): Record<string, number> => ({
   calls: proxy.counts().calls,
   ...proxy.counts().faults,
@@ -257,6 +273,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     reconcileAfterSeconds: options.reconcileAfterSeconds ?? 12,
     reconcileIntervalSeconds: options.reconcileIntervalSeconds ?? 2,
     eventsWaitSeconds: options.eventsWaitSeconds ?? 90,
+    slowReceiverSeconds: options.slowReceiverSeconds ?? 60,
     serviceLogLevel: options.serviceLogLevel ?? 'WARN',
   };
   const log = options.log ?? ((line: string) => process.stderr.write(`[soak] ${line}\n`));
@@ -288,6 +305,9 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
   // start-up, whose re-queueing of open records the campaign does not fault) and until the quiet period.
   let deliveryFaults = true;
   const deliveryActive = () => deliveryFaults && service.isUp();
+  /** The slow receiver's window: none yet, under way, or over (its times). */
+  let slow: ReturnType<typeof slowReceiver> | undefined;
+  let slowWindow: { from: number; to: number } | undefined;
   const deliveryProxies = Object.fromEntries(
     await Promise.all(
       (['sqs', 'dynamodb', 'eventbridge'] as const).map(
@@ -296,7 +316,11 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
             name,
             await startFaultProxy({
               upstream: upstreamFromFile(endpoints, name),
-              policy: deliveryPolicy(name, deliveryActive),
+              // The bus without faults while a receiver is slow: the other clients' events are published at once.
+              policy: deliveryPolicy(
+                name,
+                name === 'eventbridge' ? () => deliveryActive() && slow === undefined : deliveryActive,
+              ),
             }),
           ] as const,
       ),
@@ -396,6 +420,20 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
             return;
           }
         }
+        if (
+          slow === undefined &&
+          slowWindow === undefined &&
+          settings.slowReceiverSeconds > 0 &&
+          planned >= settings.records * 0.3
+        ) {
+          slow = slowReceiver({ dataDir, client: TEST_CLIENT });
+          log(`the test client's webhook receiver answers after 10 s for ${settings.slowReceiverSeconds} s`);
+        }
+        if (slow && Date.now() - slow.from >= settings.slowReceiverSeconds * 1000) {
+          slowWindow = await slow.stop();
+          slow = undefined;
+          log("the test client's webhook receiver answers at once again");
+        }
         if (!outageDone && planned >= settings.records * 0.6) {
           outageDone = true;
           outageEnded = chaos?.outage(settings.outageSeconds * 1000).then((run) => {
@@ -448,6 +486,11 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     );
     trafficDone = true;
     await chaosLoop;
+    // The traffic ended within the slow receiver's window: the window ends with it.
+    if (slow) {
+      slowWindow = await slow.stop();
+      slow = undefined;
+    }
     // The outage runs its full length even when the traffic ended first.
     await outageEnded;
     options.signal?.throwIfAborted();
@@ -597,6 +640,20 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         `(${received.length} events in all) after ${eventsSeconds} s`,
     );
 
+    // ---- The other clients' webhook delay while the test client's receiver was slow (its held-back events are
+    // among those the event check above waited for).
+    const slowFigures = slowReceiverFigures({
+      received,
+      slowClient: TEST_CLIENT,
+      from: (slowWindow?.from ?? 0) + BUS_PAUSE_MS,
+      to: slowWindow?.to ?? 0,
+    });
+    if (!slowWindow) Object.assign(slowFigures, { from: null, to: null });
+    log(
+      `slow receiver: other clients' webhooks ${slowFigures.p50Seconds ?? '-'} s (p50), ` +
+        `${slowFigures.p95Seconds ?? '-'} s (p95), ${slowFigures.maxSeconds ?? '-'} s (max) over ${slowFigures.events} events`,
+    );
+
     // ---- The event feed: every settled record's final state, read page by page by its own client.
     const feedCheck = await feedUntilComplete(
       service,
@@ -710,6 +767,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         outageReport.kept &&
         (options.timeGoals === false ? holdReport.openedWhileAnswering === 0 : holdReport.kept) &&
         testModeKept(testCheck.counts) &&
+        slowFigures.kept &&
         indexesAgree(indexes),
       outage: outageReport,
       hold: { ...holdReport, salesDuringOutage },
@@ -725,6 +783,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         ...testCheck.examples,
       },
       testMode: testCheck.counts,
+      slowReceiver: slowFigures,
       indexes,
       events: eventCheck.counts,
       feed: feedCheck.counts,
@@ -765,6 +824,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     chaos?.calm();
     await stopHoldPolls?.();
     await stopDeadLetterWatch?.();
+    await slow?.stop();
     await service.stop().catch(() => {});
     await Promise.all([
       sqsProxy.stop(),

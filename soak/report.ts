@@ -1,11 +1,20 @@
 /** The soak's report: a table for a person, and one JSON line for a machine. */
 import type { SoakReport } from './campaign.ts';
+import { OTHER_CLIENTS_DELAY_GOAL_SECONDS } from './slowReceiver.ts';
 
 const row = (label: string, value: string | number) => `  ${label.padEnd(34)} ${String(value)}`;
 
 const perCall = (records: number, calls: number) => (calls === 0 ? '-' : (records / calls).toFixed(1));
 
 const flag = (value: number) => (value === 0 ? `${value}` : `${value}  <-- broken promise`);
+
+/** The other clients' webhook delay while one receiver was slow, flagged above its goal. */
+export const slowReceiverRow = (figures: SoakReport['slowReceiver']): string => {
+  if (figures.from === null) return 'no slow receiver';
+  if (figures.events === 0) return `no event of another client in the window  <-- no verdict`;
+  const text = `${figures.p50Seconds} s p50, ${figures.p95Seconds} s p95, ${figures.maxSeconds} s max (${figures.events} events; goal p95 ${OTHER_CLIENTS_DELAY_GOAL_SECONDS} s)`;
+  return figures.kept ? text : `${text}  <-- broken promise`;
+};
 
 /** Seconds to the first delivery after the outage against its goal, flagged above it. */
 const firstDelivery = (report: SoakReport): string => {
@@ -62,6 +71,7 @@ export const reportTable = (report: SoakReport): string => {
     row('  in a dead-letter queue', flag(report.testMode.testDeadLettered)),
     row('  not ended as their names say', flag(report.testMode.testNotAsNamed)),
     row('  look-up not marked test', flag(report.testMode.testUnmarked)),
+    row("others' webhooks, one receiver slow", slowReceiverRow(report.slowReceiver)),
     row('settled records the feed must list', report.feed.feedExpected),
     row('  final state missing from the feed', flag(report.feed.feedMismatched)),
     row('  feed entries of another client', flag(report.feed.feedForeign)),

@@ -3,12 +3,13 @@ import type { SignatureHeaders } from './signing.ts';
 
 /**
  * What a try came to: `delivered` (2xx), `gone` (410: the client turned its webhook off; it is disabled until an
- * operator enables it), `retry` (any other answer, a timeout or a connection failure).
+ * operator enables it), `retry` (any other answer, a timeout or a connection failure; `timedOut` when the try ran
+ * into its time limit).
  */
 export type AttemptOutcome =
   | { kind: 'delivered'; status: number }
   | { kind: 'gone'; status: 410 }
-  | { kind: 'retry'; status?: number; error: string };
+  | { kind: 'retry'; status?: number; error: string; timedOut?: true };
 
 /** One try's time limit when none is given (a receiver should answer at once and work afterwards). */
 export const ATTEMPT_TIMEOUT_MS = 5_000;
@@ -58,6 +59,10 @@ export const attemptWebhook = async (input: {
   } catch (error) {
     const name = error instanceof Error ? error.name : typeof error;
     const code = (error as { cause?: { code?: string } }).cause?.code;
-    return { kind: 'retry', error: code ? `${name} (${code})` : name };
+    return {
+      kind: 'retry',
+      error: code ? `${name} (${code})` : name,
+      ...(timeout.aborted ? { timedOut: true as const } : {}),
+    };
   }
 };

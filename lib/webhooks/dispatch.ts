@@ -2,7 +2,9 @@
  * The AWS webhook dispatcher's work on one queued event: the bus's rule puts each state change of a client with a
  * webhook on the webhook queue; this signs it (Standard Webhooks) and posts it, once. A failed try waits for its
  * retry window hidden in the queue (ChangeMessageVisibility: up to 12 h a time, within SQS's limit), a 410
- * disables the client's webhook, and after the last try the message is left to reach the dead-letter queue.
+ * disables the client's webhook, and after the last try the message is left to reach the dead-letter queue. While
+ * the client's receiver is timing out, the event is held back as a failed try without a call, but for the one probe
+ * (lib/webhooks/slowReceivers.ts), so that a slow receiver never holds every dispatcher invocation.
  */
 import type { SQSRecord } from 'aws-lambda';
 import { clientNamed } from '../clients/clientsConfig.ts';
@@ -15,6 +17,7 @@ import type { RateLimiter } from './rateLimit.ts';
 import { nextAttemptAt, type RetrySchedule, WEBHOOK_RETRY_SCHEDULE } from './retrySchedule.ts';
 import { signingSecrets, type WebhookSecrets } from './secrets.ts';
 import { signWebhook } from './signing.ts';
+import type { SlowReceivers, TryPermit } from './slowReceivers.ts';
 
 /** SQS's longest visibility timeout: 12 hours. */
 export const MAX_VISIBILITY_SECONDS = 43_200;
@@ -28,13 +31,24 @@ export interface WebhookTarget {
 /** What the dispatcher did with one message (for logs and metrics: ids and statuses, never the body). */
 export type DispatchResult =
   | { outcome: 'delivered' | 'disabled' | 'gone' | 'dropped'; client?: string; status?: number }
-  | { outcome: 'retry' | 'givenUp'; client: string; status?: number; error: string; retryInSeconds?: number };
+  | {
+      outcome: 'retry' | 'givenUp' | 'heldBack';
+      client: string;
+      status?: number;
+      error: string;
+      retryInSeconds?: number;
+    };
+
+/** Why an event was held back without a call. */
+export const HELD_BACK = "held back: the client's receiver is timing out";
 
 export interface DispatchDependencies {
   targetOf(client: string): WebhookTarget | undefined;
   secretsOf(client: string): Promise<WebhookSecrets>;
   flags: WebhookSwitch;
   limiter: RateLimiter;
+  /** The receivers timing out; without it every event is tried. */
+  slowReceivers?: SlowReceivers;
   /** Hides the message for `seconds` (its retry time). */
   retryIn(record: SQSRecord, seconds: number): Promise<void>;
   rotationWindowMs: number;
@@ -90,37 +104,53 @@ export const dispatchWebhookMessage = async (
   if (!target) return { outcome: 'dropped', client };
   if (await deps.flags.disabled(client)) return { outcome: 'disabled', client };
 
-  const wait = deps.limiter.slotFor(client, target.rateLimitPerSecond) - now();
-  if (wait > 0) await (deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))))(wait);
-
-  const secrets = await deps.secretsOf(client);
-  const at = new Date(now());
-  const body = JSON.stringify(webhookEventOf(event));
-  const headers = signWebhook({
-    id: webhookIdOf(event),
-    body,
-    secrets: signingSecrets(secrets, at, deps.rotationWindowMs),
-    at,
-  });
-  const result: AttemptOutcome = await attemptWebhook({
-    url: target.url,
-    body,
-    headers,
-    timeoutMs: deps.timeoutMs,
-  });
-  if (result.kind === 'delivered') return { outcome: 'delivered', client, status: result.status };
-  if (result.kind === 'gone') {
-    await deps.flags.disable(client, { at: at.toISOString(), status: result.status });
-    return { outcome: 'gone', client, status: 410 };
-  }
-  // The try's number is the message's receive count; the schedule counts from its first receive.
+  // When this try is to come again if it fails: the try's number is the message's receive count, and the schedule
+  // counts from its first receive.
   const attempts = Number(record.attributes.ApproximateReceiveCount ?? '1');
   const firstAt = Number(
-    record.attributes.ApproximateFirstReceiveTimestamp ?? record.attributes.SentTimestamp ?? at.getTime(),
+    record.attributes.ApproximateFirstReceiveTimestamp ?? record.attributes.SentTimestamp ?? now(),
   );
   const next = nextAttemptAt(firstAt, attempts, deps.schedule ?? WEBHOOK_RETRY_SCHEDULE, deps.random);
+  /** Hides the message until `at`: its retry window's draw. */
+  const retryAt = async (at: number): Promise<number> => {
+    const seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil((at - now()) / 1000)));
+    await deps.retryIn(record, seconds);
+    return seconds;
+  };
+
+  // The last try always goes out; any other waits for its next window while the receiver is timing out.
+  const permit: TryPermit = next === undefined ? 'try' : (deps.slowReceivers?.admit(client) ?? 'try');
+  if (permit === 'holdBack' && next !== undefined)
+    return { outcome: 'heldBack', client, error: HELD_BACK, retryInSeconds: await retryAt(next) };
+
+  let result: AttemptOutcome;
+  try {
+    const wait = deps.limiter.slotFor(client, target.rateLimitPerSecond) - now();
+    if (wait > 0) await (deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))))(wait);
+
+    const secrets = await deps.secretsOf(client);
+    const at = new Date(now());
+    const body = JSON.stringify(webhookEventOf(event));
+    const headers = signWebhook({
+      id: webhookIdOf(event),
+      body,
+      secrets: signingSecrets(secrets, at, deps.rotationWindowMs),
+      at,
+    });
+    result = await attemptWebhook({ url: target.url, body, headers, timeoutMs: deps.timeoutMs });
+  } catch (error) {
+    // No try was made (the secret unreadable): the probe's turn passes on, nothing learnt of the receiver.
+    if (permit === 'probe') deps.slowReceivers?.settled(client, 'probe', true);
+    throw error;
+  }
+  if (permit !== 'holdBack')
+    deps.slowReceivers?.settled(client, permit, result.kind === 'retry' && result.timedOut === true);
+  if (result.kind === 'delivered') return { outcome: 'delivered', client, status: result.status };
+  if (result.kind === 'gone') {
+    await deps.flags.disable(client, { at: new Date(now()).toISOString(), status: result.status });
+    return { outcome: 'gone', client, status: 410 };
+  }
   if (next === undefined) return { outcome: 'givenUp', client, status: result.status, error: result.error };
-  const seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil((next - now()) / 1000)));
-  await deps.retryIn(record, seconds);
+  const seconds = await retryAt(next);
   return { outcome: 'retry', client, status: result.status, error: result.error, retryInSeconds: seconds };
 };

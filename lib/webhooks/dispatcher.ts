@@ -1,8 +1,11 @@
 /**
  * The AWS webhook dispatcher (functions/webhookDispatcher.ts): an SQS batch of queued events, each signed and
  * posted on its own (lib/webhooks/dispatch.ts); only the messages to try again are reported back
- * (`ReportBatchItemFailures`, Powertools batch). Per client, a metric `webhookFailed` (dimension `client`) counts
- * failed tries, which the client's alarm watches.
+ * (`ReportBatchItemFailures`, Powertools batch). The posts of a batch go out side by side (Powertools' BatchProcessor
+ * handles its records in parallel), and a receiver that is timing out gets one try at a time
+ * (lib/webhooks/slowReceivers.ts), so that neither a batch nor the next one waits for it. Per client, a metric
+ * `webhookFailed` (dimension `client`) counts failed tries, which the client's alarm watches; an event held back
+ * without a call is no try.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
@@ -24,6 +27,7 @@ import { WebhookGivenUpError, WebhookRetryLaterError } from './errors.ts';
 import { createRateLimiter } from './rateLimit.ts';
 import { WEBHOOK_RETRY_SCHEDULE } from './retrySchedule.ts';
 import { rotationWindowMs } from './secrets.ts';
+import { type SlowReceivers, slowReceivers } from './slowReceivers.ts';
 
 /** The queue's ARN (`arn:aws:sqs:<region>:<account>:<name>`) → its URL, for ChangeMessageVisibility. */
 const queueUrlOf = (record: SQSRecord): string => {
@@ -35,9 +39,14 @@ const queueUrlOf = (record: SQSRecord): string => {
 
 const report = (result: DispatchResult): void => {
   if (result.outcome === 'delivered') return;
-  const level = result.outcome === 'retry' ? 'warn' : result.outcome === 'dropped' ? 'info' : 'error';
+  const level =
+    result.outcome === 'retry'
+      ? 'warn'
+      : result.outcome === 'dropped' || result.outcome === 'heldBack'
+        ? 'info'
+        : 'error';
   logger[level](`webhook ${result.outcome}`, { ...result });
-  if (!result.client || result.outcome === 'dropped') return;
+  if (!result.client || result.outcome === 'dropped' || result.outcome === 'heldBack') return;
   const single = metrics.singleMetric();
   single.addDimension('client', result.client);
   single.addMetric('webhookFailed', MetricUnit.Count, 1);
@@ -52,16 +61,21 @@ const report = (result: DispatchResult): void => {
 export const createWebhookDispatcher = (overrides: Partial<DispatchDependencies> = {}) => {
   const limiter = createRateLimiter();
   let flags: WebhookSwitch | undefined;
+  let receivers: SlowReceivers | undefined;
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     webhookSecretsPrefix();
     flags ??= tableWebhookSwitch();
+    const schedule = overrides.schedule ?? { ...WEBHOOK_RETRY_SCHEDULE, ...webhookRetryWindows() };
+    // A receiver timing out is probed once per first retry window, as often as a failed event is tried again.
+    receivers ??= slowReceivers({ probeIntervalMs: schedule.baseMs, now: overrides.now });
     const deps: DispatchDependencies = {
       targetOf: configuredTarget,
       secretsOf: loadAwsWebhookSecrets,
       flags,
       limiter,
+      slowReceivers: receivers,
       rotationWindowMs: rotationWindowMs(),
-      schedule: { ...WEBHOOK_RETRY_SCHEDULE, ...webhookRetryWindows() },
+      schedule,
       retryIn: async (record, seconds) => {
         await sqsClient().send(
           new ChangeMessageVisibilityCommand({
@@ -83,7 +97,8 @@ export const createWebhookDispatcher = (overrides: Partial<DispatchDependencies>
           throw error;
         });
         report(result);
-        if (result.outcome === 'retry') throw new WebhookRetryLaterError(result.error);
+        if (result.outcome === 'retry' || result.outcome === 'heldBack')
+          throw new WebhookRetryLaterError(result.error);
         if (result.outcome === 'givenUp') throw new WebhookGivenUpError(result.error);
       },
       new BatchProcessor(EventType.SQS),

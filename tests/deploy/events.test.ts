@@ -1,7 +1,8 @@
 /**
  * Events and webhooks in the packaged CloudFormation template (`npm run package -- --stage ci`): the bus, the
- * table's `status`, `events` and `purge` indexes (keys, projections, no personal data), the rule queueing the
- * events of the clients of config/clients.json with a webhook for the dispatcher, the queue's policy and an alarm
+ * table's `status`, `events` and `purge` indexes (keys, projections, no personal data), a rule per client of
+ * config/clients.json with a webhook queueing its events for the dispatcher in its own message group, the queue's
+ * policy and an alarm
  * per webhook client; nothing for a client without a webhook; the functions' permissions without wildcards.
  */
 import { rm } from 'node:fs/promises';
@@ -109,21 +110,28 @@ describe('webhooks of config/clients.json', () => {
     expect(withoutWebhook.length).toBeGreaterThan(0);
   });
 
-  it('queues the events of the clients with a webhook, and only theirs, for the dispatcher', () => {
+  it("queues each webhook client's events, and only theirs, for the dispatcher, in the client's own message group", () => {
     // Act
-    const rule = resources().WebhookRule;
-    // Assess
-    expect(rule.Type).toBe('AWS::Events::Rule');
-    expect(rule.Properties.EventBusName).toEqual({ Ref: 'EventBus' });
-    expect(rule.Properties.EventPattern).toEqual({
-      source: [EVENT_SOURCE],
-      'detail-type': [RECORD_STATE_CHANGED],
-      detail: { client: withWebhook.map((client) => client.name) },
-    });
-    expect(rule.Properties.Targets).toEqual([{ Id: 'webhookQueue', Arn: getAtt('WebhookQueue') }]);
+    const rules = ofType('AWS::Events::Rule').filter(([, r]) => r.Properties.EventBusName);
+    // Assess: one rule per client, its target naming the client as group (SQS fair queues: the client is the tenant).
+    expect(rules.map(([id]) => id)).toEqual(withWebhook.map((client) => `${pascal(client.name)}WebhookRule`));
+    for (const client of withWebhook) {
+      const rule = resources()[`${pascal(client.name)}WebhookRule`];
+      expect(rule.Properties.EventBusName).toEqual({ Ref: 'EventBus' });
+      expect(rule.Properties.EventPattern).toEqual({
+        source: [EVENT_SOURCE],
+        'detail-type': [RECORD_STATE_CHANGED],
+        detail: { client: [client.name] },
+      });
+      expect(rule.Properties.Targets).toEqual([
+        { Id: 'webhookQueue', Arn: getAtt('WebhookQueue'), SqsParameters: { MessageGroupId: client.name } },
+      ]);
+    }
+    // A standard queue (fair by its groups), not FIFO: a FIFO group would hold a client's events behind a retry.
+    expect(resources().WebhookQueue.Properties.FifoQueue).toBeUndefined();
   });
 
-  it('lets that rule alone send to the webhook queue', () => {
+  it('lets those rules alone send to the webhook queue', () => {
     // Act
     const policy = resources().WebhookQueuePolicy;
     // Assess
@@ -134,7 +142,11 @@ describe('webhooks of config/clients.json', () => {
         Principal: { Service: 'events.amazonaws.com' },
         Action: 'sqs:SendMessage',
         Resource: getAtt('WebhookQueue'),
-        Condition: { ArnEquals: { 'aws:SourceArn': getAtt('WebhookRule') } },
+        Condition: {
+          ArnEquals: {
+            'aws:SourceArn': withWebhook.map((client) => getAtt(`${pascal(client.name)}WebhookRule`)),
+          },
+        },
       }),
     ]);
   });
@@ -159,17 +171,16 @@ describe('webhooks of config/clients.json', () => {
     }
   });
 
-  it('gives a client without a webhook no alarm, and the rule none of its events', () => {
+  it('gives a client without a webhook no alarm, and no rule any of its events', () => {
+    const onBus = ofType('AWS::Events::Rule').filter(([, r]) => r.Properties.EventBusName);
     for (const client of withoutWebhook) {
       const mine = Object.keys(resources()).filter((id) => id.startsWith(`${pascal(client.name)}Webhook`));
       expect(mine, client.name).toEqual([]);
-      expect(JSON.stringify(resources().WebhookRule.Properties.EventPattern)).not.toContain(
-        `"${client.name}"`,
-      );
+      for (const [id, rule] of onBus)
+        expect(JSON.stringify(rule.Properties.EventPattern), id).not.toContain(`"${client.name}"`);
     }
     // The reconciler's schedule is a rule too, on the default bus.
-    const onBus = ofType('AWS::Events::Rule').filter(([, r]) => r.Properties.EventBusName);
-    expect(onBus.length).toBe(1);
+    expect(onBus.length).toBe(withWebhook.length);
   });
 });
 

@@ -53,16 +53,31 @@ describe('deploy/webhooks.cjs', () => {
     expect(webhooks.constants).toMatchObject({ EVENT_SOURCE, RECORD_STATE_CHANGED });
   });
 
-  it("queues the webhook clients' events, and nothing of a client without one, for the dispatcher", () => {
+  it("queues each webhook client's events in its own message group, and nothing of a client without one", () => {
     // Act
     const { Resources } = webhooks.generate(threeClients(), at);
-    // Assess
-    expect(Object.keys(Resources)).toEqual(['WebhookDispatcherRole', 'WebhookRule', 'WebhookQueuePolicy']);
-    expect(Resources.WebhookRule.Properties.EventPattern).toEqual({
-      source: [EVENT_SOURCE],
-      'detail-type': [RECORD_STATE_CHANGED],
-      detail: { client: ['north-dealer', 'south-dealer'] },
-    });
+    // Assess: an EventBridge SQS target names one static MessageGroupId, so one rule (and target) per client.
+    expect(Object.keys(Resources)).toEqual([
+      'WebhookDispatcherRole',
+      'NorthDealerWebhookRule',
+      'SouthDealerWebhookRule',
+      'WebhookQueuePolicy',
+    ]);
+    for (const client of ['north-dealer', 'south-dealer']) {
+      const rule = Resources[`${client === 'north-dealer' ? 'North' : 'South'}DealerWebhookRule`];
+      expect(rule.Properties.EventPattern).toEqual({
+        source: [EVENT_SOURCE],
+        'detail-type': [RECORD_STATE_CHANGED],
+        detail: { client: [client] },
+      });
+      expect(rule.Properties.Targets).toEqual([
+        {
+          Id: 'webhookQueue',
+          Arn: { 'Fn::GetAtt': ['WebhookQueue', 'Arn'] },
+          SqsParameters: { MessageGroupId: client },
+        },
+      ]);
+    }
     expect(ofType(Resources, 'AWS::Events::ApiDestination')).toEqual([]);
     expect(JSON.stringify(Resources)).not.toContain('quiet-dealer');
   });
@@ -86,7 +101,7 @@ describe('deploy/webhooks.cjs', () => {
     );
   });
 
-  it('generates only the role when no client has a webhook, and the rule for npm start (stage local) too', () => {
+  it('generates only the role when no client has a webhook, and the rules for npm start (stage local) too', () => {
     // Prepare
     const none = structuredClone(config);
     for (const client of none.clients) delete client.webhook;
@@ -95,9 +110,14 @@ describe('deploy/webhooks.cjs', () => {
     // Act
     const withoutWebhooks = webhooks.generate(none, at).Resources;
     const forLocal = webhooks.generate(local, { ...at, stage: 'local' }).Resources;
-    // Assess: npm start's local bus routes by the same rule to its webhook queue (local/eventBus.ts).
+    // Assess: npm start's local bus routes by the same rules, groups included, to its webhook queue (local/eventBus.ts).
     expect(Object.keys(withoutWebhooks)).toEqual(['WebhookDispatcherRole']);
-    expect(Object.keys(forLocal)).toEqual(['WebhookDispatcherRole', 'WebhookRule', 'WebhookQueuePolicy']);
+    expect(Object.keys(forLocal)).toEqual([
+      'WebhookDispatcherRole',
+      'NorthDealerWebhookRule',
+      'SouthDealerWebhookRule',
+      'WebhookQueuePolicy',
+    ]);
   });
 
   it.each(['http://localhost:4010/hooks', 'https://127.0.0.1/hooks'])(

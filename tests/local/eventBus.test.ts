@@ -1,11 +1,12 @@
 /**
  * The local EventBridge: PutEvents answered as the AWS SDK expects it, and each event matching one of the stack's
  * rules put on the rule's target queue as EventBridge puts it there (the envelope as the message body), before the
- * answer. The rule here is the one deploy/webhooks.cjs generates; the dispatcher that reads the queue is the real
- * one (tests/webhooks/dispatcher.test.ts, tests/e2e/webhooks.test.ts).
+ * answer, with the group its target names. The rules here are the ones deploy/webhooks.cjs generates (one per
+ * client with a webhook); the dispatcher that reads the queue is the real one (tests/webhooks/dispatcher.test.ts, tests/e2e/webhooks.test.ts).
  */
 import { createRequire } from 'node:module';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClientsConfig } from '../../lib/clients/types.ts';
 import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../../lib/events/constants.ts';
@@ -15,24 +16,34 @@ import { checkEventPattern, matchesPattern } from '../../local/eventPattern.ts';
 import { isolatedAws } from '../../testkit/isolatedAws.ts';
 
 const BUS = 'dealer-gateway-local';
-// The rule deploy/webhooks.cjs generates for clients a and b.
+// The rules deploy/webhooks.cjs generates for clients a and b.
 const webhooks = createRequire(import.meta.url)('../../deploy/webhooks.cjs') as {
   generate(
     config: ClientsConfig,
     at: { service: string; stage: string },
-  ): { Resources: Record<string, { Properties: { EventPattern?: unknown } }> };
+  ): {
+    Resources: Record<
+      string,
+      {
+        Type: string;
+        Properties: { EventPattern?: unknown; Targets?: { SqsParameters?: { MessageGroupId: string } }[] };
+      }
+    >;
+  };
 };
-const rule = webhooks.generate(
-  {
-    clients: [
-      { name: 'a', dealers: [], webhook: { url: 'http://localhost:4010/a' } },
-      { name: 'b', dealers: [], webhook: { url: 'http://localhost:4010/b' } },
-      { name: 'c', dealers: [] },
-    ],
-    browserForms: { enabled: false, allowedOrigins: [] },
-  },
-  { service: 'dealer-gateway', stage: 'local' },
-).Resources.WebhookRule;
+const rules = Object.entries(
+  webhooks.generate(
+    {
+      clients: [
+        { name: 'a', dealers: [], webhook: { url: 'http://localhost:4010/a' } },
+        { name: 'b', dealers: [], webhook: { url: 'http://localhost:4010/b' } },
+        { name: 'c', dealers: [] },
+      ],
+      browserForms: { enabled: false, allowedOrigins: [] },
+    },
+    { service: 'dealer-gateway', stage: 'local' },
+  ).Resources,
+).filter(([, resource]) => resource.Type === 'AWS::Events::Rule');
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 let bus: LocalEventBus;
@@ -41,15 +52,17 @@ beforeAll(async () => {
   aws = await isolatedAws();
   queueUrl = aws.resources.queues.WebhookQueue.url;
   bus = await startLocalEventBus({ busNames: [BUS] });
+  // As local/resources.ts resolves them: each rule's target is the webhook queue, with the target's group.
   bus.route(
-    [
-      {
-        name: 'WebhookRule',
-        bus: BUS,
-        pattern: checkEventPattern(rule.Properties.EventPattern),
-        queueUrls: [queueUrl],
-      },
-    ],
+    rules.map(([name, rule]) => ({
+      name,
+      bus: BUS,
+      pattern: checkEventPattern(rule.Properties.EventPattern),
+      targets: (rule.Properties.Targets ?? []).map((target) => ({
+        queueUrl,
+        messageGroupId: target.SqsParameters?.MessageGroupId,
+      })),
+    })),
     process.env.AWS_ENDPOINT_URL_SQS as string,
   );
 });
@@ -156,11 +169,51 @@ describe('the local event bus (PutEvents → the rules’ target queues)', () =>
     });
   });
 
+  it("puts each client's events in the client's own message group, the fair queue's tenant", async () => {
+    // Prepare
+    await aws.drain(queueUrl);
+    // Act
+    await putEvents([entry('a'), entry('b'), entry('a')]);
+    const got = await aws.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        MessageSystemAttributeNames: ['MessageGroupId'],
+        VisibilityTimeout: 30,
+      }),
+    );
+    for (const message of got.Messages ?? [])
+      await aws.sqs.send(
+        new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }),
+      );
+    // Assess: one rule per client, each target naming its client (deploy/webhooks.cjs), as EventBridge sends it.
+    expect(rules.map(([name]) => name)).toEqual(['AWebhookRule', 'BWebhookRule']);
+    expect(
+      (got.Messages ?? [])
+        .map((m) => [
+          (JSON.parse(m.Body ?? '{}') as { detail: { client: string } }).detail.client,
+          m.Attributes?.MessageGroupId,
+        ])
+        .sort(),
+    ).toEqual([
+      ['a', 'a'],
+      ['a', 'a'],
+      ['b', 'b'],
+    ]);
+  });
+
   it('fails the entry when its target queue cannot take it, so the publisher keeps it in its outbox', async () => {
     // Prepare: a bus whose rule targets a queue that does not exist.
     const broken = await startLocalEventBus({ busNames: [BUS] });
     broken.route(
-      [{ name: 'r', bus: BUS, pattern: { source: [EVENT_SOURCE] }, queueUrls: [`${queueUrl}-missing`] }],
+      [
+        {
+          name: 'r',
+          bus: BUS,
+          pattern: { source: [EVENT_SOURCE] },
+          targets: [{ queueUrl: `${queueUrl}-missing` }],
+        },
+      ],
       process.env.AWS_ENDPOINT_URL_SQS as string,
     );
     // Act

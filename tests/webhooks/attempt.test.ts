@@ -41,7 +41,7 @@ describe('one try of a webhook', () => {
     expect(outcome).toEqual(expected);
   });
 
-  it('retries after a timeout and a refused connection', async () => {
+  it('retries after a timeout (marked as one) and a refused connection', async () => {
     // Act
     const timedOut = await attemptWebhook({ url: `${base}/hang`, body, headers, timeoutMs: 200 });
     const closed = createServer();
@@ -50,8 +50,9 @@ describe('one try of a webhook', () => {
     await new Promise((resolve) => closed.close(resolve));
     const refused = await attemptWebhook({ url: `http://127.0.0.1:${port}/x`, body, headers });
     // Assess
-    expect(timedOut).toEqual({ kind: 'retry', error: 'TimeoutError' });
+    expect(timedOut).toEqual({ kind: 'retry', error: 'TimeoutError', timedOut: true });
     expect(refused).toMatchObject({ kind: 'retry', error: expect.stringContaining('ECONNREFUSED') });
+    expect(refused).not.toHaveProperty('timedOut');
   });
 });
 

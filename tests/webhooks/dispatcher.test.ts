@@ -3,6 +3,8 @@
  * SQS events from fauxqs, the flags in dynalite's records table, posting to the sandbox webhook receiver (a real
  * HTTP server verifying with the official standardwebhooks library).
  */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -170,5 +172,55 @@ describe('the webhook dispatcher', () => {
     expect(enabled).toBe(true);
     expect(afterEnable.deleted).toBe(1);
     expect(receiver.received('gone').map((r) => r.webhookId)).toEqual([after.eventId]);
+  });
+
+  it("holds back a timing-out receiver's events without a call, one probe a window, and never delays another client's", async () => {
+    // Prepare: `slow` answers after 1.5 s, past a try's limit of 300 ms; the first retry window (the probe's) is 1 s.
+    await fetch(`${receiver.url}/hooks/_faults`, {
+      method: 'POST',
+      body: JSON.stringify({ delayMs: 1500, count: 100, client: 'slow' }),
+    });
+    const handler = createWebhookDispatcher({
+      targetOf: (client) => ({ url: `${receiver.url}/hooks/${client}`, rateLimitPerSecond: 100 }),
+      secretsOf: async (client) => secretOf(client),
+      timeoutMs: 300,
+      schedule: { baseMs: 1000, capMs: 1000, spanMs: 86_400_000 },
+      // Each retry late in its window: the first three stay hidden while the next events are polled.
+      random: () => 0.9,
+    });
+    const callsOfSlow = () => receiver.requests.filter((r) => r.path === '/hooks/slow').length;
+    for (let i = 0; i < 3; i++) await queueEvent('slow');
+    const timedOut = await poll(handler);
+    // Act: while it is timing out, more of its events beside another client's.
+    for (let i = 0; i < 5; i++) await queueEvent('slow');
+    const quick = await queueEvent('quick');
+    const started = Date.now();
+    const whileSlow = await poll(handler);
+    const whileSlowMs = Date.now() - started;
+    const callsWhileSlow = callsOfSlow();
+    // Once its window is over, the receiver answers in time again: one of three new events is its probe.
+    await sleep(1100);
+    await fetch(`${receiver.url}/hooks/_faults`, { method: 'DELETE' });
+    await fetch(`${receiver.url}/hooks/_faults`, {
+      method: 'POST',
+      body: JSON.stringify({ delayMs: 150, count: 1, client: 'slow' }),
+    });
+    await aws.drain(queueUrl); // the held-back events coming back are not what this step looks at
+    for (let i = 0; i < 3; i++) await queueEvent('slow');
+    const probed = await poll(handler);
+    const callsAfterProbe = callsOfSlow();
+    const afterProbe = await queueEvent('slow');
+    const answered = await poll(handler);
+    // Assess: the first three timed out; then no call to `slow` and no wait for it, `quick` delivered at once.
+    expect(timedOut).toEqual({ received: 3, deleted: 0, failed: 3 });
+    expect(whileSlow).toEqual({ received: 6, deleted: 1, failed: 5 });
+    expect(callsWhileSlow).toBe(3);
+    expect(whileSlowMs).toBeLessThan(300);
+    expect(receiver.received('quick').map((r) => r.webhookId)).toEqual([quick.eventId]);
+    // The probe answered in time and the other two waited for their window; after it, `slow` is tried as any.
+    expect(probed).toEqual({ received: 3, deleted: 1, failed: 2 });
+    expect(callsAfterProbe).toBe(4);
+    expect(answered).toEqual({ received: 1, deleted: 1, failed: 0 });
+    expect(receiver.received('slow').map((r) => r.webhookId)).toContain(afterProbe.eventId);
   });
 });
