@@ -2,7 +2,7 @@ import { inParallel } from '../concurrency/bounded.ts';
 import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter } from '../records/due.ts';
-import { frameKeyOf, statusKeyOf } from '../records/keys.ts';
+import { frameKeyOf, openKindOf, statusKeyOf } from '../records/keys.ts';
 import type { StatusRecord } from '../records/types.ts';
 import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
 import type { CallOptions } from '../store/statusRecords.ts';
@@ -55,7 +55,8 @@ export const newStatusRecord = (
   ...(request.test ? { test: true as const } : {}),
   record,
   statusKey: statusKeyOf(request.kind, 'accepted'),
-  openKind: request.kind,
+  // A test record waits apart from the live ones: a held downstream's probe never reads it.
+  openKind: openKindOf(request.kind, request.test),
   dueAt: dueAfter(now, reconcileSettings().reconcileAfterSeconds),
   ...(request.kind === 'salesRegistration'
     ? {

@@ -84,10 +84,11 @@ export interface StatusRecord {
    */
   latestGeneration?: number;
   /**
-   * Present while the record is `accepted` (its kind): the partition key of the sparse `open` index, through
-   * which the reconciler and the local runner find records to queue without a table scan.
+   * Present while the record is `accepted`: the partition key of the sparse `open` index, through which the
+   * reconciler and the local runner find records to queue without a table scan. Its kind, or `<kind>#test` for a
+   * test record (lib/records/keys.ts `openKindOf`; a test record written before that carries its kind).
    */
-  openKind?: RecordKind;
+  openKind?: string;
   /**
    * While `accepted`: when the reconciler queues the record again if nobody has touched it by then (ISO time; the
    * sort key of the `open` index). Intake sets it a few minutes after acceptance, a worker pushes it past its
