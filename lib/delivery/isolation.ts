@@ -5,16 +5,15 @@
  * answered by the simulators only, never held and never feeding a hold, never a probe, never a dead letter,
  * counted apart; a live record is answered by SAP or Salesforce only. The worker and the reconciler ask these and
  * nothing else (tests/property/testMode.property.test.ts breaks each of the worker's on purpose and sees its
- * invariant fail; tests/reconcile/probeIsolation.test.ts the reconciler's).
+ * invariant fail; tests/reconcile/probeIsolation.test.ts the reconciler's, which lib/delivery/openIsolation.ts
+ * holds).
  */
 import type { DownstreamHolds } from '../outage/hold.ts';
-import { openKindOf } from '../records/keys.ts';
 import type { StatusRecord } from '../records/types.ts';
-import type { RecordKind } from '../types.ts';
 import { type DownstreamCaller, downstreamCaller, simulatorCaller } from './downstreams.ts';
+import type { DeliveryMode } from './openIsolation.ts';
 
-/** Whether records are delivered (`live`) or answered by the simulators (`test`). */
-export type DeliveryMode = 'live' | 'test';
+export type { DeliveryMode } from './openIsolation.ts';
 
 /**
  * The hold test records see: never held, and it learns nothing from them. A simulator's answers say nothing of SAP
@@ -66,34 +65,6 @@ export const deadLettered = (status: Pick<StatusRecord, 'test'>): boolean => sta
 export const metricMode = (status: Pick<StatusRecord, 'test'>): DeliveryMode =>
   status.test ? 'test' : 'live';
 
-/**
- * Whether a record may be its held downstream's probe: a live one only. A simulator's answer says nothing of SAP
- * or Salesforce, so a probe that took a test record would keep the hold open while SAP is back.
- *
- * @example
- * mayProbe({ test: true }) // false
- */
-export const mayProbe = (status: Pick<StatusRecord, 'test'>): boolean => status.test !== true;
-
-/** One partition of the `open` index for a kind: the records of one mode. */
-export interface OpenPartition {
-  /** Its `openKind` (lib/records/keys.ts openKindOf). */
-  openKind: string;
-  mode: DeliveryMode;
-  /** Whether its records wait out their downstream's hold (live) or never see one (test). */
-  held: boolean;
-}
-
-/**
- * The `open` index's partitions of a kind, live first: live records under the kind, test records apart, so that
- * the probe of a held downstream reads live records only, however many test records are open, and test records
- * go on being queued again while the live downstream is held. (A test record written before it had a partition of
- * its own waits among the live ones: `mayProbe` keeps it from being a probe.)
- *
- * @example
- * openPartitions('caseRecord') // [{ openKind: 'caseRecord', mode: 'live', held: true }, { openKind: 'caseRecord#test', … }]
- */
-export const openPartitions = (kind: RecordKind): OpenPartition[] => [
-  { openKind: openKindOf(kind, false), mode: 'live', held: true },
-  { openKind: openKindOf(kind, true), mode: 'test', held: false },
-];
+// The reconciler's two decisions live apart, without the downstream callers above, so that the reconciler's bundle
+// carries no adapter (tests/deploy/bundles.test.ts); they are test mode's isolation as much as these.
+export { mayProbe, type OpenPartition, openPartitions } from './openIsolation.ts';

@@ -1,5 +1,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { mayProbe, metricMode, type OpenPartition, openPartitions } from '../delivery/isolation.ts';
+// Test mode's isolation (lib/delivery/isolation.ts), the part without the downstream callers.
+import { mayProbe, type OpenPartition, openPartitions } from '../delivery/openIsolation.ts';
 import { metrics, reportDownstreamHeld } from '../observability/metrics.ts';
 import { DOWNSTREAM_OF_KIND, DOWNSTREAMS } from '../outage/constants.ts';
 import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
@@ -190,7 +191,7 @@ interface RunContext {
  */
 const queueDue = async (
   kind: RecordKind,
-  openKind: string,
+  { openKind, mode }: OpenPartition,
   pass: Extract<KindPass, { mode: 'open' }>,
   limit: number,
   run: RunContext,
@@ -264,7 +265,7 @@ const queueDue = async (
       queued++;
       result.requeued[kind]++;
       // The stuck-records alarm is set on this wait: a test record's never moves it.
-      if (metricMode(status) === 'test') continue;
+      if (mode === 'test') continue;
       const since = Math.max(Date.parse(status.acceptedAt), closedAt ? Date.parse(closedAt) : 0);
       const waited = Math.max(0, Math.round((now.getTime() - since) / 1000));
       result.oldestWaitSeconds = Math.max(result.oldestWaitSeconds, waited);
@@ -341,7 +342,7 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
         continue;
       }
       const left = Math.max(0, limit - queuedForKind);
-      const done = await queueDue(kind, partition.openKind, pass, left, run);
+      const done = await queueDue(kind, partition, pass, left, run);
       queuedForKind += done.queued;
       deferred ||= done.deferred;
     }

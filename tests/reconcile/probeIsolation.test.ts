@@ -78,7 +78,11 @@ const integrator = () => {
     if (fresh > 0) {
       const records = Array.from(
         { length: fresh },
-        () => salesRegistrationInput({ FrameNum: uniqueFrame('TFAIL'), Name: 'FAIL' }) as SalesRegistration,
+        () =>
+          salesRegistrationInput({
+            FrameNum: uniqueFrame('TFAIL'),
+            Name: 'FAIL',
+          }) as unknown as SalesRegistration,
       );
       const request = { requestId: `t-${now.toISOString()}`, owner: TEST_CLIENT, test: true, now };
       await acceptRecords({ kind: 'salesRegistration', records, ...request });
@@ -103,7 +107,9 @@ describe('the probe of a held SAP, while a test client’s records retry in the 
       afterFailedProbe(
         heldSince,
         `2026-11-22T${hhmm}:00.000Z`,
-        sale({ record: salesRegistrationInput({ FrameNum: uniqueFrame('TLIVE') }) as SalesRegistration }),
+        sale({
+          record: salesRegistrationInput({ FrameNum: uniqueFrame('TLIVE') }) as unknown as SalesRegistration,
+        }),
       ),
     );
     await seedStatusRecords(live);
@@ -189,7 +195,7 @@ describe('the probe of a held SAP, while a test client’s records retry in the 
     await openHold(holds, 'erp', '2026-11-22T06:00:00.000Z');
     const records = Array.from({ length: 4 }, () =>
       salesRegistrationInput({ FrameNum: uniqueFrame('THELD') }),
-    ) as SalesRegistration[];
+    ) as unknown as SalesRegistration[];
     const now = at('2026-11-22T07:50:00Z');
     const liveIds = await acceptRecords({
       kind: 'salesRegistration',

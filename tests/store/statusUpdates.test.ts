@@ -358,7 +358,10 @@ describe('reopenFailedRecord', () => {
     // Act
     await reopenFailedRecord(record, { at: NOW, dueAt: iso(300) });
     // Assess: never among the live records a held downstream's probe reads (lib/delivery/isolation.ts).
-    expect(await getStatusRecord(record.id)).toMatchObject({ status: 'accepted', openKind: 'caseRecord#test' });
+    expect(await getStatusRecord(record.id)).toMatchObject({
+      status: 'accepted',
+      openKind: 'caseRecord#test',
+    });
   });
 
   it('numbers changes one after another: failed 1, redriven 2, delivered 3, each in the same write', async () => {
