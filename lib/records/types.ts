@@ -107,6 +107,12 @@ export interface StatusRecord {
   requeues?: number;
   /** While `accepted`: when the reconciler last queued it again (ISO time; absent: never). */
   requeuedAt?: string;
+  /**
+   * Set by an intake request that stored the record but could not queue it (SQS failed, its deadline ran out): the
+   * client's retry of the request queues it again at once (lib/intake/unqueued.ts), not the reconciler minutes
+   * later. Absent on a record queued as it was stored.
+   */
+  unqueued?: true;
   /** While a worker delivers the record: until when its claim holds (ISO time). Others wait or drop their copy. */
   leaseUntil?: string;
   /** `<kind>#<status>`, kept in step with `status`: the partition key of the `status` index (sort key `acceptedAt`). */
