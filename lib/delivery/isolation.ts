@@ -1,16 +1,19 @@
 /**
  * Test mode's isolation, in one place (docs/API.md, "Test mode"): which downstream answers a record, which hold it
- * sees, whether a failed record goes to the dead-letter queue, and the mode its metrics carry. A test record is
- * answered by the simulators only, never held and never feeding a hold, never a dead letter, counted apart; a live
- * record is answered by SAP or Salesforce only. The worker asks these and nothing else
- * (tests/property/testMode.property.test.ts breaks each on purpose and sees its invariant fail).
+ * sees, whether a failed record goes to the dead-letter queue, the mode its metrics carry, and (for the
+ * reconciler) whether it may be a held downstream's probe and where it waits in the `open` index. A test record is
+ * answered by the simulators only, never held and never feeding a hold, never a probe, never a dead letter,
+ * counted apart; a live record is answered by SAP or Salesforce only. The worker and the reconciler ask these and
+ * nothing else (tests/property/testMode.property.test.ts breaks each of the worker's on purpose and sees its
+ * invariant fail; tests/reconcile/probeIsolation.test.ts the reconciler's, which lib/delivery/openIsolation.ts
+ * holds).
  */
 import type { DownstreamHolds } from '../outage/hold.ts';
 import type { StatusRecord } from '../records/types.ts';
 import { type DownstreamCaller, downstreamCaller, simulatorCaller } from './downstreams.ts';
+import type { DeliveryMode } from './openIsolation.ts';
 
-/** Whether records are delivered (`live`) or answered by the simulators (`test`). */
-export type DeliveryMode = 'live' | 'test';
+export type { DeliveryMode } from './openIsolation.ts';
 
 /**
  * The hold test records see: never held, and it learns nothing from them. A simulator's answers say nothing of SAP
@@ -61,3 +64,7 @@ export const deadLettered = (status: Pick<StatusRecord, 'test'>): boolean => sta
  */
 export const metricMode = (status: Pick<StatusRecord, 'test'>): DeliveryMode =>
   status.test ? 'test' : 'live';
+
+// The reconciler's two decisions live apart, without the downstream callers above, so that the reconciler's bundle
+// carries no adapter (tests/deploy/bundles.test.ts); they are test mode's isolation as much as these.
+export { mayProbe, type OpenPartition, openPartitions } from './openIsolation.ts';

@@ -28,6 +28,11 @@ export interface ContentOutcome {
   id: string;
   /** Set when this request created the record (and so must queue it). */
   created?: StatusRecord;
+  /**
+   * Set when the record was accepted earlier: as read (without its personal fields), so that the caller can queue
+   * it again if it may never have been queued (lib/intake/unqueued.ts), without another read.
+   */
+  found?: RecordState;
 }
 
 const withinWindow = (status: { acceptedAt: string }, now: Date) =>
@@ -46,11 +51,13 @@ const ownWrite = (status: RecordState, candidate: StatusRecord) =>
  * it, with the same conditional write, and queues it if its write is the one that created it.
  */
 const recordNamed = async (id: string, content: ContentToAccept): Promise<ContentOutcome> => {
-  if (await getRecordState(id, content.options)) return { id };
+  const named = await getRecordState(id, content.options);
+  if (named) return { id, found: named };
   const candidate = content.fresh(id);
   if (await putStatusRecordIfAbsent(candidate, content.options)) return { id, created: candidate };
   const stored = await getRecordState(id, content.options);
-  return stored && ownWrite(stored, candidate) ? { id, created: candidate } : { id };
+  if (!stored) return { id };
+  return ownWrite(stored, candidate) ? { id, created: candidate } : { id, found: stored };
 };
 
 /**
@@ -77,7 +84,7 @@ const legacyRepeat = async (
     newest = next;
   }
   if (!newest || !withinWindow(newest, now)) return undefined;
-  return isContentAlias(newest) ? recordNamed(newest.aliasOf, content) : { id: newest.id };
+  return isContentAlias(newest) ? recordNamed(newest.aliasOf, content) : { id: newest.id, found: newest };
 };
 
 /**
@@ -107,7 +114,9 @@ export const acceptContent = async (content: ContentToAccept): Promise<ContentOu
   let current = generation === 0 ? stored : await readContentSlot(generationId(firstId, generation), options);
   for (let tries = 0; tries < MAX_GENERATIONS_PER_REQUEST; tries++) {
     if (current && withinWindow(current, now))
-      return isContentAlias(current) ? recordNamed(current.aliasOf, content) : { id: current.id };
+      return isContentAlias(current)
+        ? recordNamed(current.aliasOf, content)
+        : { id: current.id, found: current };
     generation++;
     const candidate = content.fresh(generationId(firstId, generation));
     if (await putStatusRecordIfAbsent(candidate, options)) {

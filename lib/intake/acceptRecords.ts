@@ -2,11 +2,11 @@ import { inParallel } from '../concurrency/bounded.ts';
 import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter } from '../records/due.ts';
-import { frameKeyOf, statusKeyOf } from '../records/keys.ts';
+import { frameKeyOf, openKindOf, statusKeyOf } from '../records/keys.ts';
 import type { StatusRecord } from '../records/types.ts';
 import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
-import type { CallOptions } from '../store/statusRecords.ts';
-import { putStatusRecordIfAbsent } from '../store/statusRecords.ts';
+import type { CallOptions, RecordState } from '../store/statusRecords.ts';
+import { getRecordState, noteUnqueued, putStatusRecordIfAbsent } from '../store/statusRecords.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { acceptContent } from './acceptContent.ts';
 import { contentIdKey } from './contentIdKey.ts';
@@ -14,6 +14,7 @@ import { isAwsUnavailable, QueueUnavailableError } from './errors.ts';
 import { holdIdempotencyKey } from './idempotencyHold.ts';
 import { nameKeyedRecord } from './nameKeyedRecord.ts';
 import { contentId, keyedId, legacyContentId, sha256 } from './recordIds.ts';
+import { leftUnqueued } from './unqueued.ts';
 
 export interface AcceptRequest {
   kind: RecordKind;
@@ -55,7 +56,8 @@ export const newStatusRecord = (
   ...(request.test ? { test: true as const } : {}),
   record,
   statusKey: statusKeyOf(request.kind, 'accepted'),
-  openKind: request.kind,
+  // A test record waits apart from the live ones: a held downstream's probe never reads it.
+  openKind: openKindOf(request.kind, request.test),
   dueAt: dueAfter(now, reconcileSettings().reconcileAfterSeconds),
   ...(request.kind === 'salesRegistration'
     ? {
@@ -72,13 +74,53 @@ const distinctContents = (request: AcceptRequest, contentIds: string[]) => {
   return contents;
 };
 
-/** Sends the messages of the records this request created; any it could not send fail the request with 503. */
-const queueCreated = async (kind: RecordKind, created: StatusRecord[], options: CallOptions) => {
-  if (created.length === 0) return;
-  const failedIds = await sendRecords(queueUrlFor(kind), created.map(queuedRecordOf), options);
-  // Stored but not queued: the reconciler queues them; the caller's retry finds them and is answered 200.
-  if (failedIds.length > 0)
+/**
+ * The marks of records not queued get half a second of their own: the request's deadline may be what failed it,
+ * and the answer (and a key's release, a second) must fit in ANSWER_RESERVE_MS.
+ */
+const markOptions = (): CallOptions => ({ abortSignal: AbortSignal.timeout(500) });
+
+/** How a request tells records an earlier request stored but may not have queued. */
+interface Earlier {
+  /** It holds a key whose earlier request died without a word (lib/intake/unqueued.ts leftUnqueued). */
+  died: boolean;
+}
+
+/**
+ * Sends the messages of the records this request created, and of those an earlier request stored but may never
+ * have queued (`found`, lib/intake/unqueued.ts leftUnqueued: this is the client's retry of that request); any it
+ * could not send fail the request with 503, marked `unqueued` first, so that the client's retry queues them at
+ * once.
+ */
+const queueRecords = async (
+  kind: RecordKind,
+  created: StatusRecord[],
+  found: RecordState[],
+  earlier: Earlier,
+  options: CallOptions,
+) => {
+  const toQueue = new Map<string, RecordState>();
+  for (const status of created) toQueue.set(status.id, status);
+  for (const status of found) if (leftUnqueued(status, earlier)) toQueue.set(status.id, status);
+  if (toQueue.size === 0) return;
+  let failedIds: string[];
+  try {
+    failedIds = await sendRecords(queueUrlFor(kind), [...toQueue.values()].map(queuedRecordOf), options);
+  } catch (error) {
+    // Which batches went out is unknown: every record may be unqueued (a second message is harmless).
+    await markUnqueued([...toQueue.keys()]);
+    throw error;
+  }
+  if (failedIds.length > 0) {
+    await markUnqueued(failedIds);
     throw new QueueUnavailableError(`${failedIds.length} record(s) could not be queued`);
+  }
+};
+
+/** Marks records stored but not queued (best effort: one lost leaves its record to the reconciler). */
+const markUnqueued = async (ids: string[]) => {
+  const options = markOptions();
+  await inParallel(ids, PARALLEL_WRITES, (id) => noteUnqueued(id, options).catch(() => undefined));
 };
 
 /** Each record's content id (keyed), and the one it had before content ids were keyed, in request order. */
@@ -103,9 +145,11 @@ const acceptByContent = async (request: AcceptRequest, ids: ContentIds, now: Dat
     }),
   );
   const idOf = new Map(contents.map(([firstId], i) => [firstId, outcomes[i].id]));
-  await queueCreated(
+  await queueRecords(
     request.kind,
     outcomes.flatMap((outcome) => (outcome.created ? [outcome.created] : [])),
+    outcomes.flatMap((outcome) => (outcome.found ? [outcome.found] : [])),
+    { died: false },
     options,
   );
   return contentIds.map((firstId) => idOf.get(firstId) as string);
@@ -113,7 +157,10 @@ const acceptByContent = async (request: AcceptRequest, ids: ContentIds, now: Dat
 
 /**
  * With an `Idempotency-Key`: the key decides. The request that holds the key creates the records (ids derived
- * from key and content, so a retry names the same ones); a repeat with the same body is answered the same ids.
+ * from key and content, so a retry names the same ones) and queues them, and those an earlier request with the key
+ * stored but may never have queued; a repeat with the same body is answered the same ids. A repeat answered from
+ * the key's entry (`done`) reads and queues nothing: the entry is written `done` only after every record of the
+ * request was queued.
  */
 const acceptByKey = async (
   request: AcceptRequest,
@@ -144,12 +191,19 @@ const acceptByKey = async (
         { id, aliasOf: status.id, kind: request.kind, owner: request.owner, acceptedAt: status.acceptedAt },
         options,
       );
-      // Already there: an earlier attempt with this key, or a request without a key that found the name, created
-      // it (and queued it; the reconciler queues it if that one could not).
-      const isNew = await putStatusRecordIfAbsent(status, options);
-      return isNew ? [status] : [];
+      // Already there: an earlier attempt with this key (which failed or died, or this request would not hold the
+      // key), or a request without a key that found the name, created it; queued again below if it may never have
+      // been (one read, only when the record exists).
+      if (await putStatusRecordIfAbsent(status, options)) return { created: status };
+      return { found: await getRecordState(status.id, options) };
     });
-    await queueCreated(request.kind, created.flat(), options);
+    await queueRecords(
+      request.kind,
+      created.flatMap((outcome) => (outcome.created ? [outcome.created] : [])),
+      created.flatMap((outcome) => (outcome.found ? [outcome.found] : [])),
+      { died: hold.earlierDied },
+      options,
+    );
   } catch (error) {
     await hold.release();
     throw error;
@@ -160,10 +214,12 @@ const acceptByKey = async (
 
 /**
  * Accepts validated, normalised records: each gets a status record (`accepted`, in the `open` index) and a message
- * on its queue, exactly once however the caller retries or races: every record is created by one conditional
- * write, and only the request whose write created it queues it. Content already accepted in the last 24 hours
- * gets its earlier id and is not queued again; with an `Idempotency-Key`, the key decides instead.
- * A record stored but not queued (a crash, SQS down, the deadline) is queued by the reconciler within minutes.
+ * on its queue, once however the caller retries or races: every record is created by one conditional write, and
+ * the request whose write created it queues it. Content already accepted in the last 24 hours gets its earlier id
+ * and no new record; with an `Idempotency-Key`, the key decides instead. A record stored but not queued (a crash,
+ * SQS down, the deadline) is queued again by the client's retry of the request, if it comes (lib/intake/unqueued.ts:
+ * a record its request marked `unqueued`, or with a key retaken after a failure any it left unmoved), else by the reconciler within minutes; a record
+ * queued twice is delivered once (the worker's claim).
  *
  * @returns the record ids in request order.
  * @throws IdempotencyConflictError (422) when the key came before with another body.

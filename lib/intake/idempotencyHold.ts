@@ -26,6 +26,12 @@ export interface KeyHold {
    * gets the same ids.
    */
   legacyIds: boolean;
+  /**
+   * True when this request took over a key whose earlier request died (never answered, never released the key):
+   * records that request stored may never have been queued, unmarked (lib/intake/unqueued.ts). One that failed
+   * with 503 marked those it could not queue.
+   */
+  earlierDied: boolean;
   /** After a 200: later repeats are answered from the entry. Best effort: a lost write only delays them. */
   complete(): Promise<void>;
   /** After a failure: the caller's retry with the same body may take the key over at once. Best effort. */
@@ -54,6 +60,7 @@ export const holdIdempotencyKey = async (request: KeyRequest): Promise<KeyHold> 
   const held: KeyHold = {
     answered: false,
     legacyIds: false,
+    earlierDied: false,
     complete: async () => {
       await setIdempotencyState(
         kind,
@@ -101,5 +108,5 @@ export const holdIdempotencyKey = async (request: KeyRequest): Promise<KeyHold> 
     options,
   );
   if (!taken) throw new IdempotencyInProgressError();
-  return { ...held, legacyIds };
+  return { ...held, legacyIds, earlierDied: earlier.state === 'started' };
 };

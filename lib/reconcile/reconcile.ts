@@ -1,4 +1,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+// Test mode's isolation (lib/delivery/isolation.ts), the part without the downstream callers.
+import { mayProbe, type OpenPartition, openPartitions } from '../delivery/openIsolation.ts';
 import { metrics, reportDownstreamHeld } from '../observability/metrics.ts';
 import { DOWNSTREAM_OF_KIND, DOWNSTREAMS } from '../outage/constants.ts';
 import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
@@ -49,7 +51,7 @@ export interface ReconcileResult {
   /**
    * How long the longest-waiting record queued again had waited, in seconds (0 when none): since it was accepted,
    * or since its downstream's last hold closed if that is later (a wait through an outage is the hold's, which has
-   * its own alarm). A held kind's probe record does not count.
+   * its own alarm). A held kind's probe record does not count, nor a test record (it never moves an alarm).
    */
   oldestWaitSeconds: number;
   /** The kinds that had more due records than the run's limit: the next run goes on with them. */
@@ -61,8 +63,8 @@ export interface ReconcileResult {
 }
 
 /**
- * Records a held kind's run reads at most to find its one probe record: the first of the `open` index, whatever
- * their `dueAt` (a handful, not the backlog).
+ * Live records a held kind's run reads at most to find its one probe record: the first of the `open` index,
+ * whatever their `dueAt` (a handful, not the backlog).
  */
 const PROBE_READS = 10;
 
@@ -115,23 +117,31 @@ const lastMovedAt = (status: StatusRecord): string =>
   [status.acceptedAt, status.updatedAt, status.requeuedAt ?? ''].sort().at(-1) ?? '';
 
 /**
- * A held kind's candidates for its probe record, in the order to try them: the first PROBE_READS `accepted`
+ * A held kind's candidates for its probe record, in the order to try them: the first PROBE_READS live `accepted`
  * records of the `open` index whatever their `dueAt`, but those a worker holds a lease on, the one nobody moved
  * for longest first. Whatever their `dueAt`: a failed probe puts its record off by half the hold's age, so after a
  * while every record may be due hours ahead, and a probe is still due every OUTAGE_PROBE_SECONDS. The index sorts
  * by `dueAt` only; a record tried or queued again is put later in it, so the one nobody moved for longest is
  * nearly always among its first records, and ordering those by their last move takes the records in turn: the one
  * just queued as the probe (its `requeuedAt` now) comes last, though its new `dueAt` may be the earliest.
+ *
+ * Live records only (lib/delivery/isolation.ts mayProbe): the kind's live partition holds no test record written
+ * since test records had their own; one written before is read past, page by page, and takes no place of a live
+ * record however many there are (they settle within their tries, so this costs reads only while they last).
  */
-const probeCandidates = async (kind: RecordKind, now: Date): Promise<StatusRecord[]> => {
+const probeCandidates = async (openKind: string, now: Date): Promise<StatusRecord[]> => {
   const nowIso = now.toISOString();
-  const ids: string[] = [];
-  for await (const page of openRecordIds(kind, { limit: PROBE_READS, pageSize: PROBE_READS }))
-    ids.push(...page);
-  const statuses = await getStatusRecords(ids, { consistent: true });
-  const candidates = ids
-    .map((id) => statuses.get(id))
-    .filter((status): status is StatusRecord => status?.status === 'accepted' && status.dueAt !== undefined)
+  const live: StatusRecord[] = [];
+  for await (const ids of openRecordIds(openKind, { pageSize: PROBE_READS })) {
+    const statuses = await getStatusRecords(ids, { consistent: true });
+    for (const id of ids) {
+      const status = statuses.get(id);
+      if (status && mayProbe(status) && live.length < PROBE_READS) live.push(status);
+    }
+    if (live.length >= PROBE_READS) break;
+  }
+  const candidates = live
+    .filter((status) => status.status === 'accepted' && status.dueAt !== undefined)
     .filter((status) => status.leaseUntil === undefined || status.leaseUntil <= nowIso);
   // A stable sort: of records moved at the same time, the one due first.
   return candidates.sort((a, b) => lastMovedAt(a).localeCompare(lastMovedAt(b)));
@@ -146,10 +156,11 @@ const probeCandidates = async (kind: RecordKind, now: Date): Promise<StatusRecor
  */
 const queueProbe = async (
   kind: RecordKind,
+  openKind: string,
   now: Date,
   settings: ReconcileSettings,
 ): Promise<'queued' | 'unqueued' | 'none'> => {
-  for (const status of await probeCandidates(kind, now)) {
+  for (const status of await probeCandidates(openKind, now)) {
     const seen = status.dueAt ?? '';
     const nextDue = dueAfter(now, requeueDelaySeconds(status.requeues ?? 0, settings));
     // Moved or leased since it was read: the next candidate.
@@ -163,6 +174,107 @@ const queueProbe = async (
   return 'none';
 };
 
+/** What one run needs to queue a partition's due records. */
+interface RunContext {
+  now: Date;
+  settings: ReconcileSettings;
+  everyOpenRecord: boolean;
+  limitAfterHold?: number;
+  result: ReconcileResult;
+}
+
+/**
+ * Queues again the due records of one `open` partition of a kind (see reconcileOpenRecords), at most `limit` of
+ * them, the oldest due first; adds them to the run's result.
+ *
+ * @returns how many it queued, and whether it stopped at `limit` with more to read.
+ */
+const queueDue = async (
+  kind: RecordKind,
+  { openKind, mode }: OpenPartition,
+  pass: Extract<KindPass, { mode: 'open' }>,
+  limit: number,
+  run: RunContext,
+): Promise<{ queued: number; deferred: boolean }> => {
+  const { now, settings, everyOpenRecord, result } = run;
+  const nowIso = now.toISOString();
+  const { closedAt, windowEnd } = pass;
+  // In the while after a close the backlog is drained faster than a backlog of the usual kind.
+  const kindLimit = closedAt && !everyOpenRecord ? (run.limitAfterHold ?? settings.maxAfterHold) : limit;
+  // After a recent close, records due later are read too, up to the latest dueAt set during the hold.
+  const dueBefore = windowEnd ?? nowIso;
+  // A record moved on to a later dueAt may come round again in a later page: once is enough.
+  const seen = new Set<string>();
+  // Records this run took for this partition (queued or not): the run's bound.
+  let taken = 0;
+  let queued = 0;
+  const query = openRecordIds(
+    openKind,
+    everyOpenRecord ? {} : { dueBefore, pageSize: Math.max(1, Math.min(100, kindLimit)) },
+  );
+  for await (const page of query) {
+    if (taken >= kindLimit || queued >= kindLimit) return { queued, deferred: true };
+    const ids = page.filter((id) => !seen.has(id)).slice(0, kindLimit - taken);
+    for (const id of ids) seen.add(id);
+    const statuses = await getStatusRecords(ids, { consistent: true });
+    const candidates: { status: StatusRecord; heldThrough: boolean }[] = [];
+    for (const status of statuses.values()) {
+      if (status.status !== 'accepted' || status.dueAt === undefined) continue;
+      // Waited through the hold that closed: nobody has moved it since.
+      const heldThrough = closedAt !== undefined && lastMovedAt(status) < closedAt;
+      if (!everyOpenRecord) {
+        if (status.dueAt > nowIso && !heldThrough) continue;
+        if (status.leaseUntil !== undefined && status.leaseUntil > nowIso) continue;
+      }
+      candidates.push({ status, heldThrough });
+    }
+    // At start (everyOpenRecord) a lease left by the stopped runner's worker is void: its worker is gone.
+    const leaseCheckAt = everyOpenRecord ? new Date('9999-12-31T23:59:59.999Z') : now;
+    const moveOn = async ({ status, heldThrough }: (typeof candidates)[number]) => {
+      const spaced = dueAfter(now, requeueDelaySeconds(heldThrough ? 0 : (status.requeues ?? 0), settings));
+      // A record queued for the backlog goes past the window read after the close, so the next runs read the
+      // rest of the backlog rather than it (its message is on the queue; this is only the safety net).
+      const nextDue = heldThrough && windowEnd && spaced < windowEnd ? windowEnd : spaced;
+      const at = { at: now, restartSpacing: heldThrough };
+      return (await postponeDue(status.id, status.dueAt ?? '', nextDue, leaseCheckAt, at))
+        ? { status, nextDue }
+        : undefined;
+    };
+    // A page's moves at once (at most a page, 100): a drain after a hold moves thousands a run.
+    const moved = await Promise.all(candidates.slice(0, kindLimit - queued).map(moveOn));
+    const due = moved.filter((status) => status !== undefined);
+    taken += ids.length;
+    if (due.length === 0) continue;
+    const failed = new Set(
+      await sendRecords(
+        queueUrlFor(kind),
+        due.map(({ status }) => queuedRecordOf(status)),
+      ),
+    );
+    // A record moved on but not queued is due again as it was: otherwise it would wait out its spacing (an
+    // hour after a hold closed) with no message anywhere. If the undo fails too, it waits that spacing.
+    await Promise.all(
+      due
+        .filter(({ status }) => failed.has(status.id))
+        .map(({ status, nextDue }) =>
+          undoPostpone(status.id, nextDue, { ...status, dueAt: status.dueAt ?? nextDue }).catch(() => false),
+        ),
+    );
+    for (const { status } of due) {
+      if (failed.has(status.id)) continue;
+      queued++;
+      result.requeued[kind]++;
+      // The stuck-records alarm is set on this wait: a test record's never moves it.
+      if (mode === 'test') continue;
+      const since = Math.max(Date.parse(status.acceptedAt), closedAt ? Date.parse(closedAt) : 0);
+      const waited = Math.max(0, Math.round((now.getTime() - since) / 1000));
+      result.oldestWaitSeconds = Math.max(result.oldestWaitSeconds, waited);
+    }
+    result.unqueued += failed.size;
+  }
+  return { queued, deferred: false };
+};
+
 /**
  * The reconciler: finds `accepted` records that nobody has queued or worked on by their `dueAt` (a crash between
  * the status write and the send, SQS down at intake, a redriven record whose message has expired) through the
@@ -171,18 +283,21 @@ const queueProbe = async (
  * has tried since (RECONCILE_AFTER_SECONDS up to RECONCILE_MAX_INTERVAL_SECONDS), so a record waiting in a long
  * backlog is not queued again every few minutes. A copy that meets a message still on the queue is harmless (the
  * worker claims records, and only a claim counts a try). At most `limit` records per kind a run (the oldest due
- * first); the rest wait for the next run. The same code runs as a scheduled function on AWS and in `npm start`.
+ * first, live records before test records); the rest wait for the next run. The same code runs as a scheduled
+ * function on AWS and in `npm start`.
  *
- * Downstream holds (docs/behaviour.md#outages-and-holds), read once per run: while a kind's downstream is held its
- * records are not queued again (the worker would only hand them back), except one probe record each run its
- * hold's next probe is due (no worker has claimed it since `probeAt`): whatever its `dueAt`, the record no worker
- * holds that nobody has moved for longest, of the first few of the index (see probeCandidates), so the records
- * are probed in turn and a probe message exists even when every copy is hidden for hours (or expired after 14
- * days) and every record's `dueAt` is hours ahead. Once the hold closes, the held records are due and the normal
- * pass queues them, the oldest first, `limit` a run; for a while after the close (the longest re-queue interval,
- * or half the hold's length if longer: a failed probe's wait; plus RECONCILE_AFTER_SECONDS) it also queues
- * records whose later `dueAt` was set before the close, and restarts the spacing of every record nobody moved
- * since the close (a wait through an outage is not a backlog), its next `dueAt` past that while, so each run
+ * Each kind's live and test records are read apart (lib/delivery/isolation.ts openPartitions). Downstream holds
+ * (docs/behaviour.md#outages-and-holds), read once per run, concern live records only: while a kind's downstream
+ * is held its live records are not queued again (the worker would only hand them back), except one probe record
+ * each run its hold's next probe is due (no worker has claimed it since `probeAt`): whatever its `dueAt`, the live
+ * record no worker holds that nobody has moved for longest, of the first few of the index (see probeCandidates),
+ * so the records are probed in turn and a probe message exists even when every copy is hidden for hours (or
+ * expired after 14 days) and every record's `dueAt` is hours ahead. A test record is never the probe and never
+ * waits for a hold: its simulator answers whatever SAP does. Once the hold closes, the held records are due and the
+ * normal pass queues them, the oldest first, `limit` a run; for a while after the close (the longest re-queue
+ * interval, or half the hold's length if longer: a failed probe's wait; plus RECONCILE_AFTER_SECONDS) it also
+ * queues records whose later `dueAt` was set before the close, and restarts the spacing of every record nobody
+ * moved since the close (a wait through an outage is not a backlog), its next `dueAt` past that while, so each run
  * reads on into the backlog instead of the records it just queued.
  *
  * @example
@@ -190,9 +305,9 @@ const queueProbe = async (
  */
 export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Promise<ReconcileResult> => {
   const now = options.now ?? new Date();
-  const nowIso = now.toISOString();
   const settings = reconcileSettings();
-  const limit = options.everyOpenRecord ? Number.POSITIVE_INFINITY : (options.limit ?? settings.maxPerRun);
+  const everyOpenRecord = options.everyOpenRecord ?? false;
+  const limit = everyOpenRecord ? Number.POSITIVE_INFINITY : (options.limit ?? settings.maxPerRun);
   const holds: RunHolds = await readHolds();
   // The workers' probe period: how long they hide a held message at least (see pendingAfterClose).
   const { probeSeconds } = outageSettings();
@@ -204,99 +319,34 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
     holds,
     probes: { salesRegistration: 0, caseRecord: 0 },
   };
-  for (const kind of options.kinds ?? KINDS) {
-    // At start (everyOpenRecord) the queue is empty: every record needs a message, held or not.
-    const pass: KindPass = options.everyOpenRecord
+  const run: RunContext = { now, settings, everyOpenRecord, limitAfterHold: options.limitAfterHold, result };
+  /** The pass of one partition: at start (everyOpenRecord) the queue is empty, and every record needs a message. */
+  const passFor = (kind: RecordKind, partition: OpenPartition): KindPass =>
+    everyOpenRecord || !partition.held
       ? { mode: 'open' }
       : passOf(holds[DOWNSTREAM_OF_KIND[kind]], now, settings, probeSeconds);
-    if (pass.mode === 'held') {
-      // A held kind queues one record, and only when its probe is due (its records' dueAt do not matter).
-      const probe = pass.probe ? await queueProbe(kind, now, settings) : 'none';
-      if (probe === 'queued') {
-        result.probes[kind] = 1;
-        result.requeued[kind] = 1;
-      }
-      if (probe === 'unqueued') result.unqueued++;
-      continue;
-    }
-    const { closedAt, windowEnd } = pass;
-    // In the while after a close the backlog is drained faster than a backlog of the usual kind.
-    const kindLimit =
-      closedAt && !options.everyOpenRecord ? (options.limitAfterHold ?? settings.maxAfterHold) : limit;
-    // After a recent close, records due later are read too, up to the latest dueAt set during the hold.
-    const dueBefore = windowEnd ?? nowIso;
-    // A record moved on to a later dueAt may come round again in a later page: once is enough.
-    const seen = new Set<string>();
-    // Records this run took for this kind (queued or not): the run's bound.
-    let taken = 0;
-    let queued = 0;
-    const query = openRecordIds(
-      kind,
-      options.everyOpenRecord ? {} : { dueBefore, pageSize: Math.min(100, kindLimit) },
-    );
-    for await (const page of query) {
-      if (taken >= kindLimit || queued >= kindLimit) {
-        result.deferred.push(kind);
-        break;
-      }
-      const ids = page.filter((id) => !seen.has(id)).slice(0, kindLimit - taken);
-      for (const id of ids) seen.add(id);
-      const statuses = await getStatusRecords(ids, { consistent: true });
-      const candidates: { status: StatusRecord; heldThrough: boolean }[] = [];
-      for (const status of statuses.values()) {
-        if (status.status !== 'accepted' || status.dueAt === undefined) continue;
-        // Waited through the hold that closed: nobody has moved it since.
-        const heldThrough = closedAt !== undefined && lastMovedAt(status) < closedAt;
-        if (!options.everyOpenRecord) {
-          if (status.dueAt > nowIso && !heldThrough) continue;
-          if (status.leaseUntil !== undefined && status.leaseUntil > nowIso) continue;
+  for (const kind of options.kinds ?? KINDS) {
+    // The kind's limit, live records first: test records never take a place a live record needs.
+    let queuedForKind = 0;
+    let deferred = false;
+    for (const partition of openPartitions(kind)) {
+      const pass = passFor(kind, partition);
+      if (pass.mode === 'held') {
+        // A held kind queues one live record, and only when its probe is due (its records' dueAt do not matter).
+        const probe = pass.probe ? await queueProbe(kind, partition.openKind, now, settings) : 'none';
+        if (probe === 'queued') {
+          result.probes[kind] = 1;
+          result.requeued[kind]++;
         }
-        candidates.push({ status, heldThrough });
+        if (probe === 'unqueued') result.unqueued++;
+        continue;
       }
-      // At start (everyOpenRecord) a lease left by the stopped runner's worker is void: its worker is gone.
-      const leaseCheckAt = options.everyOpenRecord ? new Date('9999-12-31T23:59:59.999Z') : now;
-      const moveOn = async ({ status, heldThrough }: (typeof candidates)[number]) => {
-        const spaced = dueAfter(now, requeueDelaySeconds(heldThrough ? 0 : (status.requeues ?? 0), settings));
-        // A record queued for the backlog goes past the window read after the close, so the next runs read the
-        // rest of the backlog rather than it (its message is on the queue; this is only the safety net).
-        const nextDue = heldThrough && windowEnd && spaced < windowEnd ? windowEnd : spaced;
-        const at = { at: now, restartSpacing: heldThrough };
-        return (await postponeDue(status.id, status.dueAt ?? '', nextDue, leaseCheckAt, at))
-          ? { status, nextDue }
-          : undefined;
-      };
-      // A page's moves at once (at most a page, 100): a drain after a hold moves thousands a run.
-      const moved = await Promise.all(candidates.slice(0, kindLimit - queued).map(moveOn));
-      const due = moved.filter((status) => status !== undefined);
-      taken += ids.length;
-      if (due.length === 0) continue;
-      const failed = new Set(
-        await sendRecords(
-          queueUrlFor(kind),
-          due.map(({ status }) => queuedRecordOf(status)),
-        ),
-      );
-      // A record moved on but not queued is due again as it was: otherwise it would wait out its spacing (an
-      // hour after a hold closed) with no message anywhere. If the undo fails too, it waits that spacing.
-      await Promise.all(
-        due
-          .filter(({ status }) => failed.has(status.id))
-          .map(({ status, nextDue }) =>
-            undoPostpone(status.id, nextDue, { ...status, dueAt: status.dueAt ?? nextDue }).catch(
-              () => false,
-            ),
-          ),
-      );
-      for (const { status } of due) {
-        if (failed.has(status.id)) continue;
-        queued++;
-        result.requeued[kind]++;
-        const since = Math.max(Date.parse(status.acceptedAt), closedAt ? Date.parse(closedAt) : 0);
-        const waited = Math.max(0, Math.round((now.getTime() - since) / 1000));
-        result.oldestWaitSeconds = Math.max(result.oldestWaitSeconds, waited);
-      }
-      result.unqueued += failed.size;
+      const left = Math.max(0, limit - queuedForKind);
+      const done = await queueDue(kind, partition, pass, left, run);
+      queuedForKind += done.queued;
+      deferred ||= done.deferred;
     }
+    if (deferred) result.deferred.push(kind);
   }
   return result;
 };

@@ -84,10 +84,11 @@ export interface StatusRecord {
    */
   latestGeneration?: number;
   /**
-   * Present while the record is `accepted` (its kind): the partition key of the sparse `open` index, through
-   * which the reconciler and the local runner find records to queue without a table scan.
+   * Present while the record is `accepted`: the partition key of the sparse `open` index, through which the
+   * reconciler and the local runner find records to queue without a table scan. Its kind, or `<kind>#test` for a
+   * test record (lib/records/keys.ts `openKindOf`; a test record written before that carries its kind).
    */
-  openKind?: RecordKind;
+  openKind?: string;
   /**
    * While `accepted`: when the reconciler queues the record again if nobody has touched it by then (ISO time; the
    * sort key of the `open` index). Intake sets it a few minutes after acceptance, a worker pushes it past its
@@ -106,6 +107,12 @@ export interface StatusRecord {
   requeues?: number;
   /** While `accepted`: when the reconciler last queued it again (ISO time; absent: never). */
   requeuedAt?: string;
+  /**
+   * Set by an intake request that stored the record but could not queue it (SQS failed, its deadline ran out): the
+   * client's retry of the request queues it again at once (lib/intake/unqueued.ts), not the reconciler minutes
+   * later. Absent on a record queued as it was stored.
+   */
+  unqueued?: true;
   /** While a worker delivers the record: until when its claim holds (ISO time). Others wait or drop their copy. */
   leaseUntil?: string;
   /** `<kind>#<status>`, kept in step with `status`: the partition key of the `status` index (sort key `acceptedAt`). */

@@ -7,7 +7,8 @@ import { conditionally } from './table.ts';
 
 /**
  * The sparse global secondary index of `accepted` records: partition key `openKind` (present only while a record
- * is `accepted`), sort key `dueAt`. Keys only: whoever reads it reads the records themselves, consistently.
+ * is `accepted`: its kind, `<kind>#test` for a test record, lib/records/keys.ts openKindOf), sort key `dueAt`.
+ * Keys only: whoever reads it reads the records themselves, consistently.
  */
 export const OPEN_INDEX = 'open';
 
@@ -15,18 +16,19 @@ export const OPEN_INDEX = 'open';
 const OPEN: DueIndex = { name: OPEN_INDEX, partitionKey: 'openKind', sortKey: 'dueAt' };
 
 /**
- * The ids of `accepted` records of a kind, oldest `dueAt` first, page by page through the `open` index; with
+ * The ids of `accepted` records of one `open` partition (a kind's live records, or its test records:
+ * lib/delivery/isolation.ts openPartitions), oldest `dueAt` first, page by page through the `open` index; with
  * `dueBefore`, only those due by then; with `limit`, that many at most in all. No table scan, whatever the table
  * holds.
  *
  * @example
  * for await (const ids of openRecordIds('salesRegistration', { dueBefore: new Date().toISOString() })) requeue(ids);
- * for await (const ids of openRecordIds('caseRecord', { limit: 10, pageSize: 10 })) firstTen.push(...ids);
+ * for await (const ids of openRecordIds('caseRecord#test', { limit: 10, pageSize: 10 })) firstTen.push(...ids);
  */
 export const openRecordIds = (
-  kind: RecordKind,
+  openKind: RecordKind | string,
   options: { dueBefore?: string; pageSize?: number; limit?: number } = {},
-): AsyncGenerator<string[]> => dueIds(OPEN, kind, options);
+): AsyncGenerator<string[]> => dueIds(OPEN, openKind, options);
 
 /**
  * Moves an `accepted` record's `dueAt` from `seen` to `dueAt`, only if nobody changed it meanwhile and no worker

@@ -26,6 +26,7 @@ export const OPERATOR_ATTRIBUTES = [
   'dueAt',
   'requeues',
   'requeuedAt',
+  'unqueued',
   'frameKey',
   'leaseUntil',
   'statusKey',

@@ -25,15 +25,15 @@ export interface DueQuery {
 }
 
 /**
- * The record ids of a kind in a due index, earliest first, page by page; with `dueBefore`, only those due by then.
- * No table scan, whatever the table holds.
+ * The record ids of a partition (a kind, or for the `open` index a kind and mode) in a due index, earliest first,
+ * page by page; with `dueBefore`, only those due by then. No table scan, whatever the table holds.
  *
  * @example
  * for await (const ids of dueIds(PURGE, 'caseRecord', { dueBefore: now, limit: 500 })) purge(ids);
  */
 export async function* dueIds(
   index: DueIndex,
-  kind: RecordKind,
+  partition: RecordKind | string,
   query: DueQuery = {},
 ): AsyncGenerator<string[]> {
   let left = query.limit ?? Number.POSITIVE_INFINITY;
@@ -48,7 +48,7 @@ export async function* dueIds(
         KeyConditionExpression:
           query.dueBefore === undefined ? `${p} = :kind` : `${p} = :kind AND ${s} <= :due`,
         ExpressionAttributeValues: {
-          ':kind': { S: kind },
+          ':kind': { S: partition },
           ...(query.dueBefore === undefined ? {} : { ':due': { S: query.dueBefore } }),
         },
         Limit: Math.min(query.pageSize ?? 100, left),

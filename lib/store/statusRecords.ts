@@ -205,3 +205,26 @@ export const noteLatestGeneration = async (
     ),
   );
 };
+
+/**
+ * Marks a stored record that its request could not queue (`unqueued`), so that the client's retry of the request
+ * queues it again at once (lib/intake/unqueued.ts). Best effort: a mark lost leaves the record to the reconciler.
+ *
+ * @example
+ * await noteUnqueued('3f0c…', { abortSignal: AbortSignal.timeout(1000) });
+ */
+export const noteUnqueued = async (id: string, options: CallOptions = {}): Promise<void> => {
+  await conditionally(
+    dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: recordsTable(),
+        Key: { pk: { S: id } },
+        UpdateExpression: 'SET unqueued = :true',
+        ConditionExpression: '#status = :accepted',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':true': { BOOL: true }, ':accepted': { S: 'accepted' } },
+      }),
+      options,
+    ),
+  );
+};

@@ -3,7 +3,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { ConditionalCheckFailedException, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { dueAfter } from '../records/due.ts';
-import { statusKeyOf } from '../records/keys.ts';
+import { openKindOf, statusKeyOf } from '../records/keys.ts';
 import { retentionTimes } from '../records/retention.ts';
 import { nextSequenceOf, pendingChangeOf } from '../records/stateChange.ts';
 import type { HistoryEntry, RecordStatus, StatusRecord } from '../records/types.ts';
@@ -227,7 +227,8 @@ export const reopenFailedRecord = async (
     TableName: recordsTable(),
     Key: { pk: { S: current.id } },
     UpdateExpression: [
-      'SET #status = :accepted, statusKey = :statusKey, updatedAt = :at, openKind = #kind, dueAt = :due, tries = :zero,',
+      'SET #status = :accepted, statusKey = :statusKey, updatedAt = :at, openKind = :openKind, dueAt = :due,',
+      'tries = :zero,',
       '#history = list_append(if_not_exists(#history, :empty), :step),',
       'pendingEvents = list_append(if_not_exists(pendingEvents, :empty), :event),',
       'eventSequence = :sequence, eventsKind = #kind, eventsDueAt = :eventsDue',
@@ -240,6 +241,8 @@ export const reopenFailedRecord = async (
       ':accepted': { S: 'accepted' },
       ':failed': { S: 'failed' },
       ':statusKey': { S: statusKeyOf(current.kind, 'accepted') },
+      // A test record waits apart from the live ones (lib/delivery/isolation.ts openPartitions).
+      ':openKind': { S: openKindOf(current.kind, current.test) },
       ':at': { S: reopen.at.toISOString() },
       ':seen': { S: current.updatedAt },
       ':due': { S: reopen.dueAt },

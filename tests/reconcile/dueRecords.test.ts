@@ -121,8 +121,9 @@ describe('the moment a record is due', () => {
     const result = await reconcileOpenRecords({ now: at('2026-11-22T08:04:59Z'), kinds: ['caseRecord'] });
     // Assess
     expect(result.requeued.caseRecord).toBe(0);
-    // The holds' one read (BatchGetItem of the two hold items), then the index.
-    expect(dynamo.calls).toEqual(['BatchGetItem', 'Query']);
+    // The holds' one read (BatchGetItem of the two hold items), then the index: the live records, then the test
+    // records (a partition of their own).
+    expect(dynamo.calls).toEqual(['BatchGetItem', 'Query', 'Query']);
   });
 
   it('reads the records it found in the index consistently (the index may be older than the record)', async () => {

@@ -6,7 +6,6 @@
  * is due. After the close, records put off that far are queued again at once, not when their `dueAt` comes.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { heldVisibilitySeconds } from '../../lib/outage/heldVisibility.ts';
 import { createDownstreamHolds, type DownstreamHolds } from '../../lib/outage/hold.ts';
 import type { Downstream } from '../../lib/outage/types.ts';
 import { type ReconcileResult, reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
@@ -17,9 +16,7 @@ import { freshAws } from '../../testkit/freshAws.ts';
 import { startHookedProxy } from '../../testkit/hookedProxy.ts';
 import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import { seedStatusRecords } from '../../testkit/seedStatus.ts';
-
-const PROBE_SECONDS = 30;
-const RECONCILE_AFTER_SECONDS = 300;
+import { afterFailedProbe, at, openHold as openHoldOf, PROBE_SECONDS, sale } from './support.ts';
 
 let aws: Awaited<ReturnType<typeof isolatedAws>>;
 /** The service's DynamoDB calls pass this proxy, which records them (how much a run reads). */
@@ -48,51 +45,10 @@ beforeEach(async () => {
   });
 });
 
-const at = (iso: string) => new Date(iso);
 const queued = async (queue: 'CaseQueue' | 'SalesRegistrationQueue') =>
   (await aws.drain(aws.resources.queues[queue].url)).map((m) => m.id).sort();
 const idsOf = (records: StatusRecord[]) => records.map((r) => r.id).sort();
-
-/** Opens a downstream's hold as workers do: five transient failures of two records, a second apart from `from`. */
-const openHold = async (downstream: Downstream, from: string) => {
-  const start = Date.parse(from);
-  for (const [index, recordId] of ['a', 'b', 'a', 'b', 'a'].entries())
-    await holds.noteOutcome(downstream, { recordId, kind: 'transient' }, new Date(start + index * 1000));
-  const state = await holds.holdState(downstream, { fresh: true, now: new Date(start + 5000) });
-  return state.held ? (state.heldSince ?? '') : '';
-};
-
-/**
- * A record of `kind` as a worker leaves it after its failed probe at `triedAt` in a hold held since `heldSince`
- * (lib/delivery/recordOutcome.ts): `accepted`, its try given back, due again half the hold's age later, plus
- * RECONCILE_AFTER_SECONDS.
- */
-const afterFailedProbe = (
-  heldSince: string,
-  triedAt: string,
-  changes: Partial<StatusRecord> = {},
-): StatusRecord => {
-  const hidden = heldVisibilitySeconds(
-    { heldSince, until: dueAfter(at(triedAt), PROBE_SECONDS) },
-    at(triedAt),
-    PROBE_SECONDS,
-  );
-  return acceptedCase({
-    acceptedAt: '2026-11-22T05:50:00.000Z',
-    updatedAt: triedAt,
-    attempts: 1,
-    tries: 0,
-    error: 'HTTP 503',
-    dueAt: dueAfter(at(triedAt), hidden + RECONCILE_AFTER_SECONDS),
-    ...changes,
-  });
-};
-const sale = (changes: Partial<StatusRecord>): Partial<StatusRecord> => ({
-  kind: 'salesRegistration',
-  statusKey: 'salesRegistration#accepted',
-  openKind: 'salesRegistration',
-  ...changes,
-});
+const openHold = (downstream: Downstream, from: string) => openHoldOf(holds, downstream, from);
 
 /** Runs the reconciler for the cases at `iso` and returns the run and the case probed (if any). */
 const caseRun = async (iso: string): Promise<{ run: ReconcileResult; probed: string[] }> => {
@@ -185,9 +141,15 @@ describe('a hold two hours old, every waiting record put off by its failed probe
     expect(run.requeued).toEqual({ salesRegistration: 1, caseRecord: 1 });
     expect(caseMessages).toEqual([cases[0].id]);
     expect(saleMessages).toEqual([sales[0].id]);
-    // The index read once per kind, ten ids at most; the records read at most ten per kind (sales first).
+    // The live records' index read once per kind, ten ids at most; the records read at most ten per kind (sales
+    // first); each kind's test records read apart (none due: one page, nothing read).
     const queries = dynamo.requests.filter((call) => call.operation === 'Query');
-    expect(queries.map((call) => call.body.Limit)).toEqual([10, 10]);
+    expect(queries.map((call) => [call.body.ExpressionAttributeValues, call.body.Limit])).toEqual([
+      [{ ':kind': { S: 'salesRegistration' } }, 10],
+      [{ ':kind': { S: 'salesRegistration#test' }, ':due': { S: '2026-11-22T08:00:00.000Z' } }, 100],
+      [{ ':kind': { S: 'caseRecord' } }, 10],
+      [{ ':kind': { S: 'caseRecord#test' }, ':due': { S: '2026-11-22T08:00:00.000Z' } }, 100],
+    ]);
     const recordReads = dynamo.requests
       .filter((call) => call.operation === 'BatchGetItem')
       .slice(1)

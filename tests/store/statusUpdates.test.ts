@@ -351,6 +351,19 @@ describe('reopenFailedRecord', () => {
     });
   });
 
+  it('puts a failed test record back in the test records’ own partition of the open index', async () => {
+    // Prepare
+    const record = failed({ test: true, owner: 'example-dealer-test' });
+    await seedStatusRecords([record]);
+    // Act
+    await reopenFailedRecord(record, { at: NOW, dueAt: iso(300) });
+    // Assess: never among the live records a held downstream's probe reads (lib/delivery/isolation.ts).
+    expect(await getStatusRecord(record.id)).toMatchObject({
+      status: 'accepted',
+      openKind: 'caseRecord#test',
+    });
+  });
+
   it('numbers changes one after another: failed 1, redriven 2, delivered 3, each in the same write', async () => {
     // Prepare: a record that failed (its first change) and was redriven (its second).
     const record = failed({ eventSequence: 1 });
