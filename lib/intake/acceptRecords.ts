@@ -10,6 +10,7 @@ import { getRecordState, noteUnqueued, putStatusRecordIfAbsent } from '../store/
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { acceptContent } from './acceptContent.ts';
 import { contentIdKey } from './contentIdKey.ts';
+import { DEFAULT_REMAINING_MS } from './deadline.ts';
 import { isAwsUnavailable, QueueUnavailableError } from './errors.ts';
 import { holdIdempotencyKey } from './idempotencyHold.ts';
 import { nameKeyedRecord } from './nameKeyedRecord.ts';
@@ -28,6 +29,8 @@ export interface AcceptRequest {
   now?: Date;
   /** The request's deadline: every AWS call stops when it aborts, and the caller is answered 503. */
   abortSignal?: AbortSignal;
+  /** When the invocation ends at the latest (lib/intake/deadline.ts intakeAnswerBy); default: the function timeout on. */
+  answerBy?: Date;
 }
 
 /** Conditional writes in flight at once for a large request. */
@@ -52,6 +55,7 @@ export const newStatusRecord = (
   acceptedAt: now.toISOString(),
   updatedAt: now.toISOString(),
   requestId: request.requestId,
+  answerBy: (request.answerBy ?? new Date(now.getTime() + DEFAULT_REMAINING_MS)).toISOString(),
   owner: request.owner,
   ...(request.test ? { test: true as const } : {}),
   record,
@@ -84,6 +88,8 @@ const markOptions = (): CallOptions => ({ abortSignal: AbortSignal.timeout(500) 
 interface Earlier {
   /** It holds a key whose earlier request died without a word (lib/intake/unqueued.ts leftUnqueued). */
   died: boolean;
+  /** This request's time, against which an earlier request's `answerBy` has passed or not. */
+  now: Date;
 }
 
 /**
@@ -101,7 +107,7 @@ const queueRecords = async (
 ) => {
   const toQueue = new Map<string, RecordState>();
   for (const status of created) toQueue.set(status.id, status);
-  for (const status of found) if (leftUnqueued(status, earlier)) toQueue.set(status.id, status);
+  for (const status of found) if (leftUnqueued(status, earlier, earlier.now)) toQueue.set(status.id, status);
   if (toQueue.size === 0) return;
   let failedIds: string[];
   try {
@@ -149,7 +155,7 @@ const acceptByContent = async (request: AcceptRequest, ids: ContentIds, now: Dat
     request.kind,
     outcomes.flatMap((outcome) => (outcome.created ? [outcome.created] : [])),
     outcomes.flatMap((outcome) => (outcome.found ? [outcome.found] : [])),
-    { died: false },
+    { died: false, now },
     options,
   );
   return contentIds.map((firstId) => idOf.get(firstId) as string);
@@ -201,7 +207,7 @@ const acceptByKey = async (
       request.kind,
       created.flatMap((outcome) => (outcome.created ? [outcome.created] : [])),
       created.flatMap((outcome) => (outcome.found ? [outcome.found] : [])),
-      { died: hold.earlierDied },
+      { died: hold.earlierDied, now },
       options,
     );
   } catch (error) {

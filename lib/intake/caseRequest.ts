@@ -11,7 +11,7 @@ import { countRecords } from '../observability/metrics.ts';
 import { validateCaseRecord } from '../validation/caseRecord.ts';
 import { formatProblem } from '../validation/format.ts';
 import { acceptRecords } from './acceptRecords.ts';
-import { intakeDeadline } from './deadline.ts';
+import { intakeAnswerBy, intakeDeadline } from './deadline.ts';
 import { idempotencyKeyOf } from './idempotencyKey.ts';
 
 const accepted = (crmId: string) => jsonResponse(200, { CrmId: crmId, CrmResponseSuccess: true });
@@ -45,6 +45,7 @@ export const caseRequest = async (
     test: isTestCaller(callerOf(context)),
     idempotencyKey,
     abortSignal: intakeDeadline(context),
+    answerBy: intakeAnswerBy(context),
   });
   logger.info('case accepted', { requestId, count: 1 });
   countRecords('accepted', 'crm', 1, isTestCaller(callerOf(context)) ? 'test' : 'live');

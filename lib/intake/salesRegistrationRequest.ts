@@ -9,7 +9,7 @@ import { countRecords } from '../observability/metrics.ts';
 import { formatProblem } from '../validation/format.ts';
 import { validateSalesRegistrations } from '../validation/salesRegistration.ts';
 import { acceptRecords } from './acceptRecords.ts';
-import { intakeDeadline } from './deadline.ts';
+import { intakeAnswerBy, intakeDeadline } from './deadline.ts';
 import { idempotencyKeyOf } from './idempotencyKey.ts';
 
 /** Most problems listed in one answer; a 500-record upload with one systematic mistake would list 500. */
@@ -59,6 +59,7 @@ export const salesRegistrationRequest = async (
     test: isTestCaller(caller),
     idempotencyKey,
     abortSignal: intakeDeadline(context),
+    answerBy: intakeAnswerBy(context),
   });
   logger.info('sales registrations accepted', { requestId, count: ids.length });
   countRecords('accepted', 'erp', ids.length, isTestCaller(caller) ? 'test' : 'live');

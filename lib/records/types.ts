@@ -113,6 +113,12 @@ export interface StatusRecord {
    * later. Absent on a record queued as it was stored.
    */
   unqueued?: true;
+  /**
+   * When the intake request that stored it ended at the latest (ISO; its invocation's timeout): past it, a record
+   * nobody has moved may never have been queued (its request died before it could mark it `unqueued`), and the
+   * client's retry queues it (lib/intake/unqueued.ts). Absent on records stored before it was written.
+   */
+  answerBy?: string;
   /** While a worker delivers the record: until when its claim holds (ISO time). Others wait or drop their copy. */
   leaseUntil?: string;
   /** `<kind>#<status>`, kept in step with `status`: the partition key of the `status` index (sort key `acceptedAt`). */

@@ -27,6 +27,7 @@ export const OPERATOR_ATTRIBUTES = [
   'requeues',
   'requeuedAt',
   'unqueued',
+  'answerBy',
   'frameKey',
   'leaseUntil',
   'statusKey',

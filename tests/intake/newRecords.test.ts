@@ -38,6 +38,8 @@ describe('a new status record', () => {
       acceptedAt: NOW.toISOString(),
       updatedAt: NOW.toISOString(),
       requestId: 'req-sale',
+      // Without a Lambda context: the intake function's timeout on (lib/intake/deadline.ts).
+      answerBy: '2026-11-22T08:00:10.000Z',
       owner: 'example-dealer',
       record,
       openKind: 'salesRegistration',

@@ -6,7 +6,7 @@ import { contentId } from '../../lib/intake/recordIds.ts';
 import { reconcileOpenRecords } from '../../lib/reconcile/reconcile.ts';
 import { RECORD_ID_PATTERN } from '../../lib/records/recordId.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
-import { getStatusRecords } from '../../lib/store/statusRecords.ts';
+import { getRecordState, getStatusRecords } from '../../lib/store/statusRecords.ts';
 import { claimRecord } from '../../lib/store/statusUpdates.ts';
 import type { CaseRecord, QueuedRecord } from '../../lib/types.ts';
 import { CONTENT_ID_KEY } from '../../testkit/apiKeys.ts';
@@ -323,6 +323,80 @@ describe('records whose queueing may have been lost', () => {
     expect(sent.map((m) => [m.id, m.requestId])).toEqual([[left, 'r1']]);
   });
 
+  it('queues on a repeat what a request that died unmarked stored, once its time is over (a timeout, a 504)', async () => {
+    // Prepare: two cases a request stored at 08:00:05 and never queued nor marked: its invocation ran out at
+    // 08:00:10 (answerBy). Records stored before answerBy was written carry none (the test above).
+    const records = [caseRecord(), caseRecord()];
+    const ids = records.map((record) => contentId(CONTENT_ID_KEY, 'caseRecord', record, 'example-web-forms'));
+    await seedStatusRecords(
+      records.map((record, i) => ({
+        id: ids[i],
+        kind: 'caseRecord' as const,
+        status: 'accepted' as const,
+        attempts: 0,
+        acceptedAt: '2026-11-22T08:00:05.000Z',
+        updatedAt: '2026-11-22T08:00:05.000Z',
+        requestId: 'r1',
+        answerBy: '2026-11-22T08:00:10.000Z',
+        owner: 'example-web-forms',
+        record,
+        openKind: 'caseRecord',
+        dueAt: '2026-11-22T08:05:05.000Z',
+      })),
+    );
+    const repeat = (record: CaseRecord, now: string) =>
+      acceptRecords({
+        kind: 'caseRecord',
+        records: [record],
+        requestId: 'r2',
+        owner: 'example-web-forms',
+        now: at(now),
+      });
+    // Act: a repeat of the first while the request may still be running (it could still send it), then of both
+    // once its time is over.
+    await repeat(records[0], '2026-11-22T08:00:09Z');
+    const whileRunning = await aws.drain(caseQueue);
+    await repeat(records[0], '2026-11-22T08:00:11Z');
+    await repeat(records[1], '2026-11-22T08:00:11Z');
+    const afterwards = await aws.drain(caseQueue);
+    // Assess: nothing while it might still send them; both at once after, each naming the request that stored it.
+    expect(whileRunning).toEqual([]);
+    expect(afterwards.map((m) => [m.id, m.requestId]).sort()).toEqual(ids.map((id) => [id, 'r1']).sort());
+  });
+
+  it("through the handler: a record's answerBy is the invocation's remaining time on", async () => {
+    // Prepare: an invocation with 4 s left
+    const context = { ...lambdaContext(), getRemainingTimeInMillis: () => 4_000 };
+    const before = Date.now();
+    // Act
+    const answer = await caseHandler(jsonPost('/crm/case', caseInput({ frameNo: uniqueFrame() })), context);
+    const after = Date.now();
+    await aws.drain(caseQueue);
+    // Assess
+    const { CrmId } = JSON.parse(answer.body as string) as { CrmId: string };
+    const answerBy = Date.parse((await getRecordState(CrmId))?.answerBy ?? '');
+    expect(answerBy).toBeGreaterThanOrEqual(before + 4_000);
+    expect(answerBy).toBeLessThanOrEqual(after + 4_000);
+  });
+
+  it('writes when its request ends at the latest on every record it stores', async () => {
+    // Prepare
+    const record = caseRecord();
+    const answerBy = at('2026-11-22T08:00:10Z');
+    // Act
+    const [id] = await acceptRecords({
+      kind: 'caseRecord',
+      records: [record],
+      requestId: 'r1',
+      owner: 'example-web-forms',
+      now: at('2026-11-22T08:00:01Z'),
+      answerBy,
+    });
+    await aws.drain(caseQueue);
+    // Assess
+    expect((await getRecordState(id))?.answerBy).toBe(answerBy.toISOString());
+  });
+
   it('accepts the same content again as a new record after 24 hours, keeping the first', async () => {
     const record = caseRecord();
     const request = {
@@ -338,7 +412,9 @@ describe('records whose queueing may have been lost', () => {
     // Every record id is 32 hex characters, the later ones too: SAP and Salesforce hold no more.
     expect(second).toMatch(new RegExp(RECORD_ID_PATTERN));
     expect(third).toBe(second);
-    expect(sortedIds(await aws.drain(caseQueue))).toEqual([first, second].sort());
+    // The third, 3 minutes on, finds the second unmoved (no worker runs here) past its request's time: it may never
+    // have been queued, so it is queued again (a second message, which the worker's claim makes harmless).
+    expect(sortedIds(await aws.drain(caseQueue))).toEqual([first, second, second].sort());
     const stored = await getStatusRecords([first, second]);
     expect(stored.get(first)?.acceptedAt).toBe('2026-11-20T08:00:00.000Z');
     expect(stored.get(second)?.acceptedAt).toBe('2026-11-21T09:00:00.000Z');
