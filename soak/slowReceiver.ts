@@ -1,6 +1,6 @@
 /**
- * The fault campaign's slow webhook receiver: for a window of the traffic, one client's receiver (the test client's)
- * answers every call after 10 s, past a try's 5 s limit, and the campaign measures how long the other webhook
+ * The fault campaign's slow webhook receiver: for a window of the traffic, one client's receiver (the flooding
+ * client's, the one with the most events) answers every call after 10 s, past a try's 5 s limit, and the campaign measures how long the other webhook
  * clients' events took meanwhile, from their records' change of state to their arrival at the receiver. The promise
  * (docs/behaviour.md, "Webhooks and the event feed"): a slow receiver never delays another client's webhook; judged
  * here as that delay's 95th percentile within 5 s (a few events of the window may meet the campaign's other faults:
