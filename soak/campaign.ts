@@ -151,8 +151,9 @@ export interface SoakOptions {
    * planned (between the first two SIGKILLs, before the outage); 0: never. The slow client is the one with the most
    * events (the worst case for the others), and the one measured is the test client, whose own events never
    * outrun its rate limit: the flooding client's own webhook backlog (10 a second, fewer than it settles at its
-   * peaks) is its own rate limit's doing, which says nothing of another client's receiver. The bus is kept free of
-   * faults meanwhile, so that the other clients' events are published at once and their delay is the webhook path's.
+   * peaks) is its own rate limit's doing, which says nothing of another client's receiver. The worker's side (SQS, the
+   * store, the bus) is kept free of faults meanwhile, so that the other clients' events are published at once and
+   * their delay is the webhook path's.
    * Default 60.
    */
   slowReceiverSeconds?: number;
@@ -319,11 +320,11 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
             name,
             await startFaultProxy({
               upstream: upstreamFromFile(endpoints, name),
-              // The bus without faults while a receiver is slow: the other clients' events are published at once.
-              policy: deliveryPolicy(
-                name,
-                name === 'eventbridge' ? () => deliveryActive() && slow === undefined : deliveryActive,
-              ),
+              // No faults on the worker's side while a receiver is slow: any fault of a publication (the bus, the
+              // feed's write, the outbox's) leaves the worker's events to the reconciler for 30 s, minutes late
+              // whatever the webhooks do; the other clients' events are published at once and their delay is the
+              // webhook path's (a first run with the store's faults on measured 2 of 37 events so delayed).
+              policy: deliveryPolicy(name, () => deliveryActive() && slow === undefined),
             }),
           ] as const,
       ),
