@@ -14,6 +14,7 @@ export const OPERATOR_ATTRIBUTES = [
   'tries',
   'callFailures',
   'callFailedAt',
+  'loneFailureChance',
   'acceptedAt',
   'updatedAt',
   'owner',
