@@ -45,7 +45,7 @@ export const OPERATOR_ATTRIBUTES = [
   'feedClient',
   'feedKey',
   'feedEvent',
-  // The downstreams' holds (lib/outage): ids and times only.
+  // The downstreams' holds (lib/outage): ids, times and counts only.
   'downstream',
   'held',
   'reason',
@@ -53,6 +53,8 @@ export const OPERATOR_ATTRIBUTES = [
   'closedAt',
   'probeAt',
   'failures',
+  'recentCalls',
+  'callsSinceClose',
   'firstFailedRecord',
   'severalRecords',
   'version',
