@@ -12,10 +12,10 @@ export const MAX_WRITE_ROUNDS = 5;
 
 /**
  * Below this chance that a record with no fault of its own fails alone as often as it has, its failures are its own
- * (lib/outage/rules.ts, loneFailure). With DELIVERY_MAX_ATTEMPTS 5 a record without fault then still needs five
- * more failures to end `failed`: docs/design.md puts the chance of that at about 1e-6 per record at worst.
+ * (lib/outage/rules.ts, loneFailure). A record without fault then still needs DELIVERY_MAX_ATTEMPTS more failures to
+ * end `failed`: docs/design.md ("A flapping downstream") puts that at about 2e-6 per record at worst.
  */
-export const FAULTLESS_CHANCE_BOUND = 1e-5;
+export const FAULTLESS_CHANCE_BOUND = 1e-6;
 
 /** The downstream each kind of record goes to (as lib/delivery/downstreams.ts, without the clients it loads). */
 export const DOWNSTREAM_OF_KIND: Readonly<Record<RecordKind, Downstream>> = {
