@@ -63,8 +63,8 @@ const stateOf = (hold: HoldRecord, rateWindow?: number): HoldState => {
  * was computed from, so the cache never makes two instances disagree. The worker asks for its permits fresh (one
  * consistent read per call), so no call but the probe goes out to a downstream another instance has held; what the
  * cache still risks, for at most `cacheSeconds` after another instance wrote, is a success that does not reset a
- * streak another instance began, nor enter the window of recent calls. A probe's grant is always a conditional write, so probe spacing does not depend on
- * the cache.
+ * streak another instance began, nor enter the window of recent calls. A probe's grant is always a conditional
+ * write, so probe spacing does not depend on the cache.
  *
  * @example
  * const holds = createDownstreamHolds();

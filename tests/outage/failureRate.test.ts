@@ -92,11 +92,15 @@ describe('the failure rate of a downstream', () => {
   it('changes nothing for a success while the window is all answers: no write', () => {
     // Prepare
     const { hold } = calls('A'.repeat(SETTINGS.rateWindow));
+    const justClosed = { ...hold, callsSinceClose: 0 };
     // Act
     const step = holdAfterAll(hold, callOf('A', 99), at(99), SETTINGS);
-    // Assess
+    const afterClose = holdAfterAll(justClosed, callOf('A', 99), at(99), SETTINGS);
+    // Assess: but a success just after a close is a fresh call, written.
     expect(hold).toMatchObject({ recentCalls: '0'.repeat(20), callsSinceClose: 20 });
     expect(step.next).toBe(hold);
+    expect(afterClose.next).toMatchObject({ recentCalls: '0'.repeat(20), callsSinceClose: 1 });
+    expect(afterClose.next.version).toBe(hold.version + 1);
   });
 
   it('keeps the window through a hold, counts no failed probe, and reopens only on calls made since it closed', () => {
@@ -139,6 +143,15 @@ describe('the failure rate of a downstream', () => {
     // Assess
     expect(hold.held).toBe(false);
     expect(last.transitions.map((change) => change.change)).toEqual(['opened']);
+  });
+});
+
+describe('failureRateOf', () => {
+  it('is the failed share of the last `window` calls, a longer window kept (the setting lowered) included', () => {
+    expect(failureRateOf({ recentCalls: '0110' }, 4)).toBe(0.5);
+    expect(failureRateOf({ recentCalls: '1110' }, 2)).toBe(0.5);
+    expect(failureRateOf({ recentCalls: '011' }, 4)).toBeUndefined();
+    expect(failureRateOf({}, 1)).toBeUndefined();
   });
 });
 

@@ -49,7 +49,7 @@ const STEP_SECONDS = 15;
 const RUN_LIMIT_SECONDS = 8 * 3600;
 const SQS_BATCH = 10;
 /** Records accepted for a run; those that have not arrived when traffic stops take no part. */
-const POOL = 60;
+const POOL = 150;
 /** Records keep arriving for this long, and until the poison has settled. */
 const TRAFFIC_SECONDS = 3600;
 
