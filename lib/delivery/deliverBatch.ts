@@ -18,7 +18,12 @@ import {
   parseQueuedRecord,
   type ReadMessage,
 } from './message.ts';
-import { callFailuresSince, type OutcomeContext, recordOutcome } from './recordOutcome.ts';
+import {
+  callFailuresSince,
+  type FailureVerdict,
+  type OutcomeContext,
+  recordOutcome,
+} from './recordOutcome.ts';
 import { retryDelaySeconds } from './retryDelay.ts';
 
 /** How one message of the batch ended: done (the batch deletes it), or failed with why (SQS keeps it). */
@@ -50,18 +55,22 @@ const undecided: DeliveryOutcome = {
 };
 
 /**
- * Whether a record's transient failure is not its own: its call never reached the downstream (a token or CSRF fetch
- * failed, the downstream could not be tried), or the call failed as a whole (the adapter says so: `wholeCall`)
- * while it carried other records too. A record alone in a call that reached the downstream and failed cannot be told
- * from a record that makes its call fail: that failure is its own.
+ * Whose a record's transient failure is (the one place that decides it from the call): not its own (`call`) when its
+ * call never reached the downstream (a token or CSRF fetch failed, the downstream could not be tried), or failed as
+ * a whole (the adapter says so: `wholeCall`) while it carried other records too; `alone` when the call carried it
+ * alone, reached the downstream and failed: that cannot be told from a record that makes its call fail, so the
+ * downstream's recent failure rate decides (lib/delivery/recordOutcome.ts); else its own (`own`).
  *
  * @example
  * const down = { kind: 'transient', error: 'HTTP 503', reachedDownstream: true, wholeCall: true } as const;
- * notOwnFailure(down, 3); // true
- * notOwnFailure(down, 1); // false
+ * whoseFailure(down, 3); // 'call'
+ * whoseFailure(down, 1); // 'alone'
  */
-export const notOwnFailure = (outcome: DeliveryOutcome, carried: number): boolean =>
-  outcome.kind === 'transient' && (!outcome.reachedDownstream || (outcome.wholeCall === true && carried > 1));
+export const whoseFailure = (outcome: DeliveryOutcome, carried: number): FailureVerdict => {
+  if (outcome.kind !== 'transient') return 'own';
+  if (!outcome.reachedDownstream || (outcome.wholeCall === true && carried > 1)) return 'call';
+  return carried === 1 ? 'alone' : 'own';
+};
 
 /** A held downstream's wait, as the outcome writes take it. */
 const heldState = (permit: Extract<DeliveryPermit, { deliver: false }>): HoldState => ({
@@ -297,7 +306,7 @@ const deliverClaimed = async (
       );
       break;
     }
-    const made = await makeCall(call, delivery, callPermit);
+    const made = await makeCall(call, delivery, callPermit, hold.failureRate);
     failedWhole = made.failedWhole !== undefined;
     written.push(
       recordAll(call, (id) => made.outcomes.get(id) ?? undecided, delivery, made.context, results),
@@ -311,6 +320,8 @@ const makeCall = async (
   call: readonly { claim: ClaimedMessage }[],
   delivery: Delivery,
   permit: Extract<DeliveryPermit, { deliver: true }>,
+  /** The downstream's recent failure rate before the call (as the slice's calls began), if known. */
+  failureRate: number | undefined,
 ): Promise<CallOutcome & { context: OutcomeContext & { carried: number } }> => {
   const { downstream, caller, batch, holds } = delivery;
   const ids = call.map(({ claim }) => claim.status.id);
@@ -338,7 +349,7 @@ const makeCall = async (
   });
   return {
     ...outcome,
-    context: { at: answeredAt, hold, probeSeconds: delivery.probeSeconds, carried: ids.length },
+    context: { at: answeredAt, hold, probeSeconds: delivery.probeSeconds, carried: ids.length, failureRate },
   };
 };
 
@@ -354,7 +365,7 @@ const recordAll = async (
     const outcome = outcomeOf(claim.status.id);
     return recordOutcome(claim, outcome, delivery.downstream, delivery.batch, {
       ...context,
-      notOwnFailure: notOwnFailure(outcome, context.carried ?? call.length),
+      failure: whoseFailure(outcome, context.carried ?? call.length),
     });
   });
   settled.forEach((result, position) => {

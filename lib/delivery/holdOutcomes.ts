@@ -9,7 +9,8 @@ import type { ApiUsage, Downstream, HoldState, NotedOutcome } from '../outage/ty
  * shows that the downstream is up, so only its answered parts are noted (they end a failure streak and never open an
  * `outage` hold; its transient parts are those records' own failures, which spend their own tries). A call with no
  * part answered (it failed whole, or every part was transient) is one failure per record it carried: the failures in
- * a row count whatever the records, so an outage at a quiet hour is held like any other. Failures that never reached
+ * a row count whatever the records, so an outage at a quiet hour is held like any other. Either way the call itself
+ * counts once in the downstream's window of recent calls (lib/outage/rules.ts, holdAfterAll). Failures that never reached
  * the downstream count too: while SAP is down, its CSRF fetch fails. Every event carries the call's API usage
  * (Salesforce), so an allowance nearly spent holds the CRM and a probe showing it below the share frees it. The
  * order of the parts never matters.

@@ -1,5 +1,6 @@
 import type { DeliveryOutcome } from '../downstream/types.ts';
 import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
+import { loneFailure } from '../outage/rules.ts';
 import type { HoldState } from '../outage/types.ts';
 import { publishAfterOutcome } from '../outbox/publish.ts';
 import { messageBody } from '../queue/sendRecords.ts';
@@ -13,16 +14,22 @@ import { deadLettered, metricMode } from './isolation.ts';
 import { type BatchContext, changeVisibility, keysOf } from './message.ts';
 import { retryDelaySeconds } from './retryDelay.ts';
 
+/**
+ * Whose a record's transient failure is, by the call that carried it: `call`, not its own (the call never reached
+ * the downstream, or failed as a whole while it carried others); `alone`, its call carried it alone, reached the
+ * downstream and failed; `own`, its part of a call (the downstream's answer for it).
+ */
+export type FailureVerdict = 'call' | 'alone' | 'own';
+
 /** When the outcome was decided, and the downstream's hold as it stood after the call was counted. */
 export interface OutcomeContext {
   at: Date;
   hold: HoldState;
   probeSeconds: number;
-  /**
-   * The transient failure is not the record's own: its call failed as a whole for several records, or never reached
-   * the downstream (see `notOwnFailure` in lib/delivery/deliverBatch.ts).
-   */
-  notOwnFailure?: boolean;
+  /** Whose the transient failure is, by the call that carried it (see `whoseFailure` in lib/delivery/deliverBatch.ts). */
+  failure?: FailureVerdict;
+  /** The downstream's recent failure rate when the call went out (HoldState's `failureRate`), if known. */
+  failureRate?: number;
   /**
    * The record was claimed but its call was never made (the hold opened, or an earlier call of the batch failed
    * whole, before its turn): the try is given back, uncounted anywhere.
@@ -95,7 +102,7 @@ export const recordOutcome = async (
   /** The record stays `accepted` and its message comes back in `delaySeconds` (its re-queue dated after that). */
   const waitAgain = async (
     delaySeconds: number,
-    change: Pick<AttemptOutcome, 'returnTry' | 'callFailures'>,
+    change: Pick<AttemptOutcome, 'returnTry' | 'callFailures' | 'loneFailureChance'>,
   ) => {
     await record({
       status: 'accepted',
@@ -124,7 +131,7 @@ export const recordOutcome = async (
     throw new DeliveryRetryLaterError(attempt, delaySeconds);
   }
   const callFailures = callFailuresSince(status, hold);
-  if (context.notOwnFailure && callFailures < settings.maxAttempts) {
+  if (context.failure === 'call' && callFailures < settings.maxAttempts) {
     // Only a record's own faults spend its tries (docs/behaviour.md#delivery-and-retries): a call that failed for
     // every record in it says nothing of this one. Such give-backs have a budget of their own; past it the record
     // goes in a call of its own (lib/delivery/deliverBatch.ts), so a record that makes every call it is in fail
@@ -136,6 +143,24 @@ export const recordOutcome = async (
       ...keys,
       attempt,
       callFailures: callFailures + 1,
+      delaySeconds,
+    });
+    throw new DeliveryRetryLaterError(attempt, delaySeconds);
+  }
+  // Alone in a call that failed: its own, unless the downstream fails so often for everyone that a record with no
+  // fault would fail this often too (lib/outage/rules.ts, loneFailure). Its chance is kept either way.
+  const lone =
+    context.failure === 'alone' ? loneFailure(status.loneFailureChance ?? 1, context.failureRate) : undefined;
+  const chance = lone ? { loneFailureChance: lone.chance } : {};
+  if (lone?.givenBack) {
+    const delaySeconds = retryDelaySeconds(attempt, settings.retryBaseSeconds);
+    await waitAgain(delaySeconds, { returnTry: true, ...chance });
+    tally.add('retried', downstream, undefined, metricMode(status));
+    log.warn('failed alone while the downstream fails often: try given back, retry later', {
+      ...keys,
+      attempt,
+      failureRate: context.failureRate,
+      loneFailureChance: lone.chance,
       delaySeconds,
     });
     throw new DeliveryRetryLaterError(attempt, delaySeconds);
@@ -154,7 +179,7 @@ export const recordOutcome = async (
     return;
   }
   const delaySeconds = retryDelaySeconds(attempt, settings.retryBaseSeconds);
-  await waitAgain(delaySeconds, {});
+  await waitAgain(delaySeconds, chance);
   tally.add('retried', downstream, undefined, metricMode(status));
   log.warn('transient failure: retry later', { ...keys, attempt, delaySeconds });
   throw new DeliveryRetryLaterError(attempt, delaySeconds);

@@ -10,6 +10,13 @@ export const holdKey = (downstream: Downstream): string => `hold#${downstream}`;
 /** Writes that lose a compare-and-set are retried on a fresh read this many times before giving up. */
 export const MAX_WRITE_ROUNDS = 5;
 
+/**
+ * Below this chance that a record with no fault of its own fails alone as often as it has, its failures are its own
+ * (lib/outage/rules.ts, loneFailure). A record without fault then still needs DELIVERY_MAX_ATTEMPTS more failures to
+ * end `failed`: docs/design.md ("A flapping downstream") puts that at about 2e-6 per record at worst.
+ */
+export const FAULTLESS_CHANCE_BOUND = 1e-6;
+
 /** The downstream each kind of record goes to (as lib/delivery/downstreams.ts, without the clients it loads). */
 export const DOWNSTREAM_OF_KIND: Readonly<Record<RecordKind, Downstream>> = {
   salesRegistration: 'erp',

@@ -2,7 +2,7 @@ import { type OutageSettings, outageSettings } from '../settings/settings.ts';
 import type { TableReader } from '../store/statusIndex.ts';
 import { MAX_WRITE_ROUNDS } from './constants.ts';
 import { claimProbeWrite, readHold, readHolds, writeHold } from './holdStore.ts';
-import { type HoldEvent, holdAfterAll } from './rules.ts';
+import { failureRateOf, type HoldEvent, holdAfterAll } from './rules.ts';
 import type {
   DeliveryPermit,
   Downstream,
@@ -39,23 +39,32 @@ export interface DownstreamHolds {
   holdState(downstream: Downstream, options?: { fresh?: boolean; now?: Date }): Promise<HoldState>;
 }
 
-const stateOf = (hold: HoldRecord): HoldState =>
-  hold.held
-    ? { held: true, heldSince: hold.heldSince, reason: hold.reason, nextProbeAt: hold.probeAt }
-    : { held: false, ...(hold.closedAt ? { closedAt: hold.closedAt } : {}) };
+/** What a hold means to its readers; its failure rate only given the window (the workers'). */
+const stateOf = (hold: HoldRecord, rateWindow?: number): HoldState => {
+  if (hold.held)
+    return { held: true, heldSince: hold.heldSince, reason: hold.reason, nextProbeAt: hold.probeAt };
+  const failureRate = rateWindow === undefined ? undefined : failureRateOf(hold, rateWindow);
+  return {
+    held: false,
+    ...(hold.closedAt ? { closedAt: hold.closedAt } : {}),
+    ...(failureRate === undefined ? {} : { failureRate }),
+  };
+};
 
 /**
  * The downstream holds (docs/behaviour.md#outages-and-holds) for one worker instance: the
  * hold items in the records table (lib/outage/holdStore.ts, conditional writes only), the rules
  * (lib/outage/rules.ts), and a short cache of what this instance last read.
  *
- * What the cache saves: a delivery that changes nothing (a success with no failure streak, the usual case)
- * costs no further read and no write of the hold. Every change is computed on a consistent read and written
- * conditionally, so the cache never makes two instances disagree. The worker asks for its permits fresh (one
+ * What the cache saves: a call that changes nothing (a success with no failure streak while the downstream's last
+ * OUTAGE_RATE_WINDOW calls were all answered, the usual case) costs no further read and no write of the hold; any
+ * other call costs one conditional write, computed over the hold as last read (the permit's read just before the
+ * call), read again only when another instance wrote first. Every change is written conditionally on the version it
+ * was computed from, so the cache never makes two instances disagree. The worker asks for its permits fresh (one
  * consistent read per call), so no call but the probe goes out to a downstream another instance has held; what the
  * cache still risks, for at most `cacheSeconds` after another instance wrote, is a success that does not reset a
- * streak another instance began. A probe's grant is always a conditional write, so probe spacing does not depend on
- * the cache.
+ * streak another instance began, nor enter the window of recent calls. A probe's grant is always a conditional
+ * write, so probe spacing does not depend on the cache.
  *
  * @example
  * const holds = createDownstreamHolds();
@@ -73,13 +82,13 @@ export const createDownstreamHolds = (settings: OutageSettings = outageSettings(
     return hold;
   };
   const fresh = async (downstream: Downstream, now: Date) => remember(await readHold(downstream), now);
-  /** The hold as this instance knows it, and whether that was read just now. */
-  const known = async (downstream: Downstream, now: Date): Promise<{ hold: HoldRecord; read: boolean }> => {
+  /** The hold as this instance knows it: as cached, else read now. */
+  const known = async (downstream: Downstream, now: Date): Promise<HoldRecord> => {
     const cached = cache.get(downstream);
     const age = cached ? now.getTime() - cached.readAt : Number.POSITIVE_INFINITY;
     // A clock moved back (tests) counts as stale too.
-    if (cached && age >= 0 && age < settings.cacheSeconds * 1000) return { hold: cached.hold, read: false };
-    return { hold: await fresh(downstream, now), read: true };
+    if (cached && age >= 0 && age < settings.cacheSeconds * 1000) return cached.hold;
+    return fresh(downstream, now);
   };
 
   const apply = async (
@@ -87,10 +96,9 @@ export const createDownstreamHolds = (settings: OutageSettings = outageSettings(
     events: readonly HoldEvent[],
     now: Date,
   ): Promise<HoldTransition[]> => {
-    const seen = await known(downstream, now);
-    // Nothing to write by what this instance knows: no further read, no write (see the cache above).
-    if (holdAfterAll(seen.hold, events, now, settings).next === seen.hold) return [];
-    let current = seen.read ? seen.hold : await fresh(downstream, now);
+    // Nothing to write by what this instance knows: no further read, no write (see the cache above). Else the change
+    // is written over the version known, and computed again on a fresh read only if someone wrote first.
+    let current = await known(downstream, now);
     for (let round = 0; round < MAX_WRITE_ROUNDS; round++) {
       if (round > 0) current = await fresh(downstream, now);
       const { next, transitions } = holdAfterAll(current, events, now, settings);
@@ -120,7 +128,7 @@ export const createDownstreamHolds = (settings: OutageSettings = outageSettings(
 
   return {
     async mayDeliver(downstream, now, options = {}) {
-      const { hold } = options.fresh ? { hold: await fresh(downstream, now) } : await known(downstream, now);
+      const hold = options.fresh ? await fresh(downstream, now) : await known(downstream, now);
       if (!hold.held) return { deliver: true, probe: false };
       // Not due by what this instance knows: wait, without a write.
       if (hold.probeAt && Date.parse(hold.probeAt) > now.getTime()) return waitFor(hold);
@@ -135,7 +143,8 @@ export const createDownstreamHolds = (settings: OutageSettings = outageSettings(
       (await apply('crm', [{ kind: 'usage', apiUsage: { used, allowed } }], now))[0],
     async holdState(downstream, options = {}) {
       const now = options.now ?? new Date();
-      return stateOf(options.fresh ? await fresh(downstream, now) : (await known(downstream, now)).hold);
+      const hold = options.fresh ? await fresh(downstream, now) : await known(downstream, now);
+      return stateOf(hold, settings.rateWindow);
     },
   };
 };
@@ -164,7 +173,8 @@ export const holdStates = async (
   options: { reader?: TableReader } = {},
 ): Promise<Record<Downstream, HoldState>> => {
   const { erp, crm } = await readHolds(options.reader);
-  // What operators and the metric see: whether held, and since when; the last close matters to the workers only.
+  // What operators and the metric see: whether held, and since when; the last close and the failure rate matter to
+  // the workers only.
   const { closedAt: _erpClosed, ...erpState } = stateOf(erp);
   const { closedAt: _crmClosed, ...crmState } = stateOf(crm);
   return { erp: erpState, crm: crmState };

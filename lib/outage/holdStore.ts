@@ -75,6 +75,8 @@ export const HOLD_FIELDS = [
   'heldSince',
   'closedAt',
   'failures',
+  'recentCalls',
+  'callsSinceClose',
   'firstFailedRecord',
   'severalRecords',
   'version',

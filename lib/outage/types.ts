@@ -29,6 +29,14 @@ export interface HoldRecord {
   probeAt?: string;
   /** Transient failures in a row, with no answer between them (0 while held). */
   failures: number;
+  /**
+   * The downstream's latest calls made while not held, oldest first, at most OUTAGE_RATE_WINDOW: `1` a call that failed
+   * whole (no part answered), `0` a call with a part answered. Kept through a hold: its failure rate is what records
+   * failing alone after the hold closes are judged by (lib/outage/rules.ts, loneFailureChance).
+   */
+  recentCalls?: string;
+  /** Calls counted in `recentCalls` since the hold last closed, at most OUTAGE_RATE_WINDOW: only such calls reopen it. */
+  callsSinceClose?: number;
   /** Written by an older rule (a streak of two records at least); no longer read, removed at the next write. */
   firstFailedRecord?: string;
   /** Written by an older rule; no longer read, removed at the next write. */
@@ -71,6 +79,10 @@ export interface HoldState {
   reason?: HoldReason;
   /** While held: the next probe may start at or after this time (ISO). */
   nextProbeAt?: string;
+  /**
+   * Not held, once OUTAGE_RATE_WINDOW calls are counted: the share of them that failed whole (absent: not known yet).
+   */
+  failureRate?: number;
 }
 
 /** Whether a worker may call the downstream now. */

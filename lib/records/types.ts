@@ -62,6 +62,12 @@ export interface StatusRecord {
   callFailures?: number;
   /** When `callFailures` last grew (ISO): a count from before the downstream's last hold closed restarts. */
   callFailedAt?: string;
+  /**
+   * The chance that a record with no fault of its own fails alone as often as this one has: the product of its
+   * downstream's recent failure rate at each failure of a call that carried it alone, since acceptance or the last
+   * redrive (absent: 1). While it stays above a bound such a failure spends no try (lib/outage/rules.ts, loneFailure).
+   */
+  loneFailureChance?: number;
   acceptedAt: string;
   updatedAt: string;
   /** The caller it belongs to (a client name); only that caller can look it up. */

@@ -165,6 +165,13 @@ export interface OutageSettings {
   afterFailures: number;
   /** `OUTAGE_PROBE_SECONDS` (default 30): at most one probe per this many seconds across all workers. */
   probeSeconds: number;
+  /**
+   * `OUTAGE_FAILURE_RATE` (default 0.5): a share of the last `rateWindow` calls that failed whole, at or above which
+   * the downstream is held although its failures never come `afterFailures` in a row.
+   */
+  failureRate: number;
+  /** `OUTAGE_RATE_WINDOW` (default 20): how many of a downstream's latest calls its failure rate is taken over. */
+  rateWindow: number;
   /** `CRM_API_USAGE_SHARE` (default 0.8): a used/allowed share at or above it holds the CRM. */
   apiUsageShare: number;
   /**
@@ -179,11 +186,14 @@ export interface OutageSettings {
  * The hold's settings; a bad value throws an error naming the setting and its rule.
  *
  * @example
- * outageSettings({ OUTAGE_PROBE_SECONDS: '10' }) // { afterFailures: 5, probeSeconds: 10, apiUsageShare: 0.8, cacheSeconds: 5 }
+ * outageSettings({ OUTAGE_PROBE_SECONDS: '10' })
+ * // { afterFailures: 5, probeSeconds: 10, failureRate: 0.5, rateWindow: 20, apiUsageShare: 0.8, cacheSeconds: 5 }
  */
 export const outageSettings: Setting<OutageSettings> = setting((env) => ({
   afterFailures: positiveInteger('OUTAGE_AFTER_FAILURES', env.OUTAGE_AFTER_FAILURES, 5),
   probeSeconds: positiveInteger('OUTAGE_PROBE_SECONDS', env.OUTAGE_PROBE_SECONDS, 30),
+  failureRate: share('OUTAGE_FAILURE_RATE', env.OUTAGE_FAILURE_RATE, 0.5),
+  rateWindow: positiveInteger('OUTAGE_RATE_WINDOW', env.OUTAGE_RATE_WINDOW, 20),
   apiUsageShare: share('CRM_API_USAGE_SHARE', env.CRM_API_USAGE_SHARE, 0.8),
   cacheSeconds: seconds('OUTAGE_STATE_CACHE_SECONDS', env.OUTAGE_STATE_CACHE_SECONDS, 5),
 }));

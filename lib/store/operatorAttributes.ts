@@ -14,6 +14,7 @@ export const OPERATOR_ATTRIBUTES = [
   'tries',
   'callFailures',
   'callFailedAt',
+  'loneFailureChance',
   'acceptedAt',
   'updatedAt',
   'owner',
@@ -46,7 +47,7 @@ export const OPERATOR_ATTRIBUTES = [
   'feedClient',
   'feedKey',
   'feedEvent',
-  // The downstreams' holds (lib/outage): ids and times only.
+  // The downstreams' holds (lib/outage): ids, times and counts only.
   'downstream',
   'held',
   'reason',
@@ -54,6 +55,8 @@ export const OPERATOR_ATTRIBUTES = [
   'closedAt',
   'probeAt',
   'failures',
+  'recentCalls',
+  'callsSinceClose',
   'firstFailedRecord',
   'severalRecords',
   'version',

@@ -78,6 +78,8 @@ export interface AttemptOutcome {
    * give-backs since its downstream's last hold closed (`callFailures`, stamped `callFailedAt`).
    */
   callFailures?: number;
+  /** For `accepted`: the record's `loneFailureChance` after a failure alone in its call (lib/outage/rules.ts). */
+  loneFailureChance?: number;
 }
 
 /** Unpublished events are published by the reconciler once they have waited this long (the worker tries at once). */
@@ -150,6 +152,10 @@ export const recordAttempt = async (
         set.push('callFailures = :callFailures', 'callFailedAt = :at');
         values[':callFailures'] = { N: String(outcome.callFailures) };
       }
+    }
+    if (outcome.loneFailureChance !== undefined) {
+      set.push('loneFailureChance = :chance');
+      values[':chance'] = { N: String(outcome.loneFailureChance) };
     }
     if (outcome.dueAt) {
       set.push('dueAt = :due');
@@ -232,7 +238,7 @@ export const reopenFailedRecord = async (
       '#history = list_append(if_not_exists(#history, :empty), :step),',
       'pendingEvents = list_append(if_not_exists(pendingEvents, :empty), :event),',
       'eventSequence = :sequence, eventsKind = #kind, eventsDueAt = :eventsDue',
-      'REMOVE leaseUntil, purgeKind, purgeAt, expiresAt, callFailures, callFailedAt',
+      'REMOVE leaseUntil, purgeKind, purgeAt, expiresAt, callFailures, callFailedAt, loneFailureChance',
     ].join(' '),
     ConditionExpression:
       '#status = :failed AND updatedAt = :seen AND attribute_not_exists(personalDataRemovedAt)',

@@ -9,11 +9,11 @@ import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { notOwnFailure } from '../../lib/delivery/deliverBatch.ts';
+import { whoseFailure } from '../../lib/delivery/deliverBatch.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { createDeliveryWorker } from '../../lib/delivery/worker.ts';
 import type { DeliveryOutcome } from '../../lib/downstream/types.ts';
-import { createDownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
+import { createDownstreamHolds, type DownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
 import { readHold } from '../../lib/outage/holdStore.ts';
 import { recordsTable } from '../../lib/settings/settings.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
@@ -76,21 +76,30 @@ const idOf = (record: SQSRecord): string => JSON.parse(record.body).id;
 
 /**
  * Delivers `records` as an instance that has just read the hold (not held, cached for a minute), while another
- * instance counts three failures of its own records 100 ms in (the hold opens) — during the first call, which the
- * caller has the sandbox hold back for 300 ms.
+ * instance counts three failures of its own records (the hold opens) just after this batch's first call was counted:
+ * the call under way answered before the hold opened, so its answer does not close it.
  */
 const deliverWhileAnotherHolds = async (records: SQSRecord[], downstream: 'erp' | 'crm') => {
   const other = createDownstreamHolds(OUTAGE);
   const mine = createDownstreamHolds({ ...OUTAGE, cacheSeconds: 60 });
+  let opened = false;
+  const openedAfterFirstCall: DownstreamHolds = {
+    ...mine,
+    async noteOutcomes(counted, outcomes, now) {
+      const transitions = await mine.noteOutcomes(counted, outcomes, now);
+      if (!opened) {
+        opened = true;
+        await other.noteOutcomes(
+          downstream,
+          ['x1', 'x2', 'x3'].map((recordId) => ({ recordId, kind: 'transient' as const })),
+          now,
+        );
+      }
+      return transitions;
+    },
+  };
   await mine.mayDeliver(downstream, T0);
-  const delivering = deliverAt(records, mine, T0);
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  await other.noteOutcomes(
-    downstream,
-    ['x1', 'x2', 'x3'].map((recordId) => ({ recordId, kind: 'transient' as const })),
-    T0,
-  );
-  return delivering;
+  return deliverAt(records, openedAfterFirstCall, T0);
 };
 /** The record ids whose state-change events the bus took. */
 const publishedIds = () =>
@@ -207,8 +216,7 @@ describe('batched delivery', () => {
   });
 
   it('makes no further call once another instance opened the hold while its batch was under way', async () => {
-    // Prepare: 10 registrations, calls of 5; the first call's answer is held back until another instance has
-    // opened the hold.
+    // Prepare: 10 registrations, calls of 5; another instance opens the hold once the first call is counted.
     await acceptSales(10);
     const { records } = await receive(aws.sqs, salesQueue, 10);
     process.env.ERP_BATCH_SIZE = '5';
@@ -216,7 +224,6 @@ describe('batched delivery', () => {
     const from = sap.requests.length;
     try {
       // Act: the other instance opens the hold before this batch's second call.
-      sap.inject({ on: 'batch', delayMs: 300 });
       const results = await deliverWhileAnotherHolds(records, 'erp');
       // Assess: the first call went out and was delivered; the second was never made.
       expect(sapCallsSince(from).map((call) => call.registrations)).toEqual([5]);
@@ -360,12 +367,11 @@ describe('batched delivery', () => {
   });
 
   it('asks the hold again between a record’s call of its own and the next call of its slice: held meanwhile, no further call', async () => {
-    // Prepare: two cases whose whole-call give-backs are spent (each goes alone) and a fresh one; the first single
-    // call's answer is held back until another instance has opened the CRM hold.
+    // Prepare: two cases whose whole-call give-backs are spent (each goes alone) and a fresh one; another instance
+    // opens the CRM hold once the first single call is counted.
     const ids = await acceptCases(3);
     const { records } = await receive(aws.sqs, caseQueue, 3);
     await Promise.all(ids.slice(0, 2).map((id) => setCallFailures(id, DELIVERY.maxAttempts)));
-    salesforce.inject({ on: 'upsert', delayMs: 300 });
     const from = salesforce.requests.length;
     // Act
     const results = await deliverWhileAnotherHolds(records, 'crm');
@@ -475,8 +481,8 @@ describe('batched delivery', () => {
   });
 });
 
-describe('notOwnFailure', () => {
-  it('a failure the adapter marks whole-call is not the record’s when others shared the call; nor an unreached one', () => {
+describe('whoseFailure', () => {
+  it('a failure the adapter marks whole-call is not the record’s when others shared the call; nor an unreached one; a lone call’s is judged alone', () => {
     // Prepare
     const wholeCall: DeliveryOutcome = {
       kind: 'transient',
@@ -494,12 +500,12 @@ describe('notOwnFailure', () => {
     };
     const refused: DeliveryOutcome = { kind: 'permanent', error: 'refused', reachedDownstream: true };
     // Act
-    const shared = [wholeCall, own, ownAlike, csrf, refused].map((outcome) => notOwnFailure(outcome, 5));
-    const alone = notOwnFailure(wholeCall, 1);
-    const unreachedAlone = notOwnFailure(csrf, 1);
+    const shared = [wholeCall, own, ownAlike, csrf, refused].map((outcome) => whoseFailure(outcome, 5));
+    const alone = [wholeCall, own, refused].map((outcome) => whoseFailure(outcome, 1));
+    const unreachedAlone = whoseFailure(csrf, 1);
     // Assess
-    expect(shared).toEqual([true, false, false, true, false]);
-    expect(alone).toBe(false);
-    expect(unreachedAlone).toBe(true);
+    expect(shared).toEqual(['call', 'own', 'own', 'call', 'own']);
+    expect(alone).toEqual(['alone', 'alone', 'own']);
+    expect(unreachedAlone).toBe('call');
   });
 });

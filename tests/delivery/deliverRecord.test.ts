@@ -665,7 +665,14 @@ describe('a held downstream', () => {
   it('hides each message until the next probe, unclaimed, and logs one line naming how many wait', async () => {
     // Prepare: SAP's hold opened at `opened` by failures of two records (its own worker instance, threshold 2).
     const { id, sqsRecord } = await acceptedSale();
-    const outage = { afterFailures: 2, probeSeconds: 30, apiUsageShare: 0.8, cacheSeconds: 0 };
+    const outage = {
+      afterFailures: 2,
+      probeSeconds: 30,
+      failureRate: 0.5,
+      rateWindow: 20,
+      apiUsageShare: 0.8,
+      cacheSeconds: 0,
+    };
     const holds = createDownstreamHolds(outage);
     const opened = new Date();
     const failures = ['a', 'b'].map((recordId) => ({ recordId, kind: 'transient' as const }));

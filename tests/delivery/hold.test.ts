@@ -64,6 +64,16 @@ const openErpHold = async (holds = createDownstreamHolds(OUTAGE)) => {
   return { ids, byId, holds, opening, messages: ids.map(byId) };
 };
 
+/** Counts earlier calls of other records in the ERP hold, as a worker did before `T0`: `1` failed whole, `0` answered. */
+const countCalls = async (holds: DownstreamHolds, calls: string) => {
+  for (const [index, call] of [...calls].entries())
+    await holds.noteOutcomes(
+      'erp',
+      [{ recordId: `earlier${index}`, kind: call === '1' ? 'transient' : 'delivered' }],
+      secondsAfter(T0, index - calls.length - 60),
+    );
+};
+
 /** The EMF documents (CloudWatch embedded metric format) written to stdout while `act` runs, and its value. */
 const metricsDuring = async <T>(act: () => Promise<T>) => {
   const lines: string[] = [];
@@ -327,6 +337,43 @@ describe('the worker under a downstream hold', () => {
     expect(results).toEqual(['DeliveryRetryLaterError', 'done', 'DeliveryRetryLaterError', 'done', 'done']);
     expect(await getStatusRecord(bad)).toMatchObject({ status: 'failed', tries: 3 });
     expect(dead.map((message) => message.id)).toEqual([bad]);
+    expect((await holdStates()).erp).toEqual({ held: false });
+  });
+
+  it('still fails a single bad record after exactly DELIVERY_MAX_ATTEMPTS calls once the last calls all answered', async () => {
+    // Prepare: the window of recent calls full of answers (the failure rate known: 0).
+    const holds = createDownstreamHolds(OUTAGE);
+    await countCalls(holds, '0'.repeat(OUTAGE.rateWindow));
+    const [bad, ...good] = await acceptSales(3);
+    const { byId } = await receive(aws.sqs, salesQueue, 3);
+    // Act: the bad record's calls fail (503), the others' in between succeed.
+    const results = [];
+    for (const [index, next] of [bad, good[0], bad, good[1], bad].entries()) {
+      if (next === bad) sap.inject({ status: 503 });
+      results.push(...(await deliverAt([byId(next)], holds, secondsAfter(T0, index))));
+    }
+    // Assess: its own failures in the window never make it look like the downstream's.
+    expect(results).toEqual(['DeliveryRetryLaterError', 'done', 'DeliveryRetryLaterError', 'done', 'done']);
+    expect(await getStatusRecord(bad)).toMatchObject({ status: 'failed', tries: 3, loneFailureChance: 0 });
+    expect((await holdStates()).erp).toEqual({ held: false });
+  });
+
+  it('gives a record failing alone its try back while the downstream fails often, its chance kept', async () => {
+    // Prepare: 9 of the last 20 calls failed whole, never two in a row: no hold.
+    const holds = createDownstreamHolds(OUTAGE);
+    await countCalls(holds, `${'10'.repeat(9)}00`);
+    const [id] = await acceptSales(1);
+    const { byId } = await receive(aws.sqs, salesQueue, 1);
+    sap.inject({ status: 503 });
+    // Act
+    const results = await deliverAt([byId(id)], holds, T0);
+    // Assess
+    expect(results).toEqual(['DeliveryRetryLaterError']);
+    expect(await getStatusRecord(id)).toMatchObject({
+      status: 'accepted',
+      tries: 0,
+      loneFailureChance: 0.45,
+    });
     expect((await holdStates()).erp).toEqual({ held: false });
   });
 

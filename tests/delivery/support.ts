@@ -22,6 +22,8 @@ export const DELIVERY: DeliverySettings = { maxAttempts: 3, retryBaseSeconds: 60
 export const OUTAGE: OutageSettings = {
   afterFailures: 3,
   probeSeconds: 30,
+  failureRate: 0.5,
+  rateWindow: 20,
   apiUsageShare: 0.8,
   cacheSeconds: 0,
 };

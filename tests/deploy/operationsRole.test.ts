@@ -269,6 +269,8 @@ describe('the operators’ tools, run against the stage’s resources through th
     const holds = createDownstreamHolds({
       afterFailures: 2,
       probeSeconds: 30,
+      failureRate: 0.5,
+      rateWindow: 20,
       apiUsageShare: 0.8,
       cacheSeconds: 0,
     });

@@ -60,10 +60,12 @@ describe('the downstreamHeld metric', () => {
 });
 
 describe('the hold settings', () => {
-  it('defaults to 5 failures, a probe every 30 s, 80 % of the allowance and a 5 s cache', () => {
+  it('defaults to 5 failures, a probe every 30 s, half of 20 calls, 80 % of the allowance and a 5 s cache', () => {
     expect(outageSettings({})).toEqual({
       afterFailures: 5,
       probeSeconds: 30,
+      failureRate: 0.5,
+      rateWindow: 20,
       apiUsageShare: 0.8,
       cacheSeconds: 5,
     });
@@ -73,12 +75,16 @@ describe('the hold settings', () => {
     const env = {
       OUTAGE_AFTER_FAILURES: '3',
       OUTAGE_PROBE_SECONDS: '2',
+      OUTAGE_FAILURE_RATE: '0.4',
+      OUTAGE_RATE_WINDOW: '50',
       CRM_API_USAGE_SHARE: '0.95',
       OUTAGE_STATE_CACHE_SECONDS: '0',
     };
     expect(outageSettings(env)).toEqual({
       afterFailures: 3,
       probeSeconds: 2,
+      failureRate: 0.4,
+      rateWindow: 50,
       apiUsageShare: 0.95,
       cacheSeconds: 0,
     });
@@ -87,6 +93,9 @@ describe('the hold settings', () => {
   it.each([
     [{ OUTAGE_AFTER_FAILURES: '0' }, 'setting OUTAGE_AFTER_FAILURES must be a whole number of at least 1'],
     [{ OUTAGE_PROBE_SECONDS: '1.5' }, 'setting OUTAGE_PROBE_SECONDS must be a whole number of at least 1'],
+    [{ OUTAGE_FAILURE_RATE: '50' }, 'setting OUTAGE_FAILURE_RATE must be a number above 0 and at most 1'],
+    [{ OUTAGE_FAILURE_RATE: 'half' }, 'setting OUTAGE_FAILURE_RATE must be a number above 0 and at most 1'],
+    [{ OUTAGE_RATE_WINDOW: '0' }, 'setting OUTAGE_RATE_WINDOW must be a whole number of at least 1'],
     [{ CRM_API_USAGE_SHARE: '80' }, 'setting CRM_API_USAGE_SHARE must be a number above 0 and at most 1'],
     [{ CRM_API_USAGE_SHARE: '0' }, 'setting CRM_API_USAGE_SHARE must be a number above 0 and at most 1'],
     [

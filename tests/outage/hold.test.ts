@@ -28,7 +28,14 @@ beforeEach(async () => {
   dynamo.reset();
 });
 
-const SETTINGS: OutageSettings = { afterFailures: 5, probeSeconds: 30, apiUsageShare: 0.8, cacheSeconds: 5 };
+const SETTINGS: OutageSettings = {
+  afterFailures: 5,
+  probeSeconds: 30,
+  failureRate: 0.5,
+  rateWindow: 20,
+  apiUsageShare: 0.8,
+  cacheSeconds: 5,
+};
 const T0 = new Date('2026-11-27T03:00:00.000Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
 const iso = (seconds: number) => at(seconds).toISOString();
@@ -330,10 +337,20 @@ describe('the Salesforce API allowance', () => {
   });
 });
 
+/** Counts `count` answered calls, a second apart from `from`: the window of recent calls full of answers. */
+const answeredCalls = (holds: DownstreamHolds, count: number, from = 0) =>
+  noteInTurn(
+    holds,
+    Array.from({ length: count }, (_, i) => ({ recordId: `ok${i}`, kind: 'delivered' as const })),
+    from,
+  );
+
 describe('what the hold costs a delivery', () => {
-  it('a success with no streak reads the hold once per cache period and never writes it', async () => {
-    // Prepare
+  it('a success while the last OUTAGE_RATE_WINDOW calls were all answered reads the hold once per cache period and never writes it', async () => {
+    // Prepare: the window full of answered calls.
     const holds = worker();
+    await answeredCalls(holds, SETTINGS.rateWindow, -30);
+    dynamo.reset();
     const delivered = Array.from({ length: 10 }, (_, i) => ({
       recordId: `d${i}`,
       kind: 'delivered' as const,
@@ -346,6 +363,22 @@ describe('what the hold costs a delivery', () => {
     await holds.mayDeliver('erp', at(SETTINGS.cacheSeconds));
     // Assess
     expect(dynamo.calls).toEqual(['GetItem', 'GetItem']);
+  });
+
+  it('any other call is one conditional write over the hold as last read: filling the window, or a failure in it', async () => {
+    // Prepare: the window full but for one failed call.
+    const holds = worker();
+    await answeredCalls(holds, SETTINGS.rateWindow - 1, -30);
+    await holds.noteOutcome('erp', { recordId: 'f', kind: 'transient' }, at(-1));
+    dynamo.reset();
+    // Act: three calls as a worker makes them, each after its permit's read.
+    for (const [i, kind] of (['delivered', 'delivered', 'transient'] as const).entries()) {
+      await holds.mayDeliver('erp', at(i), { fresh: true });
+      await holds.noteOutcome('erp', { recordId: `c${i}`, kind }, at(i));
+    }
+    // Assess: a read and a write per call, no more.
+    expect(dynamo.calls).toEqual(['GetItem', 'UpdateItem', 'GetItem', 'UpdateItem', 'GetItem', 'UpdateItem']);
+    expect(await readHold('erp')).toMatchObject({ recentCalls: `${'0'.repeat(16)}1001`, failures: 1 });
   });
 
   it('a transient failure is one consistent read and one conditional write', async () => {
@@ -374,7 +407,8 @@ describe('a batched call', () => {
     // Assess
     expect(transitions.map((t) => t.change)).toEqual(['opened', 'closed']);
     expect(refusedOnly).toEqual([]);
-    expect(dynamo.calls.filter((call) => call === 'UpdateItem')).toHaveLength(1);
+    // One write per call, whatever its parts: the batched call's, then the refusal's (the window).
+    expect(dynamo.calls.filter((call) => call === 'UpdateItem')).toHaveLength(2);
   });
 });
 
@@ -403,29 +437,31 @@ describe("an instance's cache of the hold", () => {
     expect(earlier).toMatchObject({ deliver: false, heldSince: iso(1) });
   });
 
-  it('computes every change on a consistent read, even with a fresh cache', async () => {
+  it('writes a change over the version it last read, with no further read', async () => {
     // Prepare: the hold read (and cached) at 0 s.
     const holds = worker();
     await holds.mayDeliver('erp', at(0));
     // Act
     await holds.noteOutcome('erp', { recordId: 'a', kind: 'transient' }, at(1));
     // Assess
-    expect(dynamo.calls).toEqual(['GetItem', 'GetItem', 'UpdateItem']);
+    expect(dynamo.calls).toEqual(['GetItem', 'UpdateItem']);
+    expect(dynamo.requests[1].body).toMatchObject({
+      ConditionExpression: expect.stringContaining('#version = :seen'),
+    });
   });
 
-  it('writes nothing and reports nothing when the consistent read shows the change was made by another instance', async () => {
+  it('computes a change again on a consistent read when another instance wrote first, and reports only what that shows', async () => {
     // Prepare: this instance counted one failure; another instance's delivery has ended that streak since.
     const holds = worker();
     await holds.noteOutcome('erp', { recordId: 'a', kind: 'transient' }, at(0));
     await worker().noteOutcome('erp', { recordId: 'b', kind: 'delivered' }, at(1));
-    const written = await readHold('erp');
     dynamo.reset();
     // Act: by its cache, this delivery ends a streak; by the table, there is none.
     const transition = await holds.noteOutcome('erp', { recordId: 'c', kind: 'delivered' }, at(2));
-    // Assess
+    // Assess: the write over the cached version lost; the one over the fresh read counts the call alone.
     expect(transition).toBeUndefined();
-    expect(dynamo.calls).toEqual(['GetItem']);
-    expect(await readHold('erp')).toEqual(written);
+    expect(dynamo.calls).toEqual(['UpdateItem', 'GetItem', 'UpdateItem']);
+    expect(await readHold('erp')).toMatchObject({ failures: 0, recentCalls: '100', callsSinceClose: 3 });
   });
 
   it('gives up after MAX_WRITE_ROUNDS lost compare-and-sets in a row, naming the downstream', async () => {

@@ -33,7 +33,14 @@ import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import { acceptSales, forgetHolds, receive } from '../delivery/support.ts';
 
 const DELIVERY: DeliverySettings = { maxAttempts: 3, retryBaseSeconds: 60, leaseSeconds: 90 };
-const OUTAGE: OutageSettings = { afterFailures: 3, probeSeconds: 30, apiUsageShare: 0.8, cacheSeconds: 5 };
+const OUTAGE: OutageSettings = {
+  afterFailures: 3,
+  probeSeconds: 30,
+  failureRate: 0.5,
+  rateWindow: 20,
+  apiUsageShare: 0.8,
+  cacheSeconds: 5,
+};
 const RUNS = 12;
 const CONTROL_RUNS = 25;
 const REFUSED = 'REFUSED-OWN-CONTENT';

@@ -29,7 +29,14 @@ import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/fa
 import { forgetHolds, receive } from '../delivery/support.ts';
 
 const DELIVERY: DeliverySettings = { maxAttempts: 3, retryBaseSeconds: 60, leaseSeconds: 90 };
-const OUTAGE: OutageSettings = { afterFailures: 3, probeSeconds: 30, apiUsageShare: 0.8, cacheSeconds: 0 };
+const OUTAGE: OutageSettings = {
+  afterFailures: 3,
+  probeSeconds: 30,
+  failureRate: 0.5,
+  rateWindow: 20,
+  apiUsageShare: 0.8,
+  cacheSeconds: 0,
+};
 const RUNS = 20;
 const CONTROL_RUNS = 10;
 

@@ -307,6 +307,8 @@ describe('SQS refusing the sends', () => {
     const holds = createDownstreamHolds({
       afterFailures: 5,
       probeSeconds: 30,
+      failureRate: 0.5,
+      rateWindow: 20,
       apiUsageShare: 0.8,
       cacheSeconds: 0,
     });
@@ -354,7 +356,14 @@ describe('what the reconciler leaves alone, without a write', () => {
 
 describe('downstream holds at their edges', () => {
   const holdsFor = () =>
-    createDownstreamHolds({ afterFailures: 5, probeSeconds: 30, apiUsageShare: 0.8, cacheSeconds: 0 });
+    createDownstreamHolds({
+      afterFailures: 5,
+      probeSeconds: 30,
+      failureRate: 0.5,
+      rateWindow: 20,
+      apiUsageShare: 0.8,
+      cacheSeconds: 0,
+    });
   /** Opens the CRM's hold from `from` (five transient failures a second apart): its first probe is due 34 s later. */
   const openCrmHold = async (holds: ReturnType<typeof holdsFor>, from: string) => {
     for (const [index, recordId] of ['a', 'b', 'a', 'b', 'a'].entries())

@@ -19,7 +19,14 @@ let holds: DownstreamHolds;
 beforeEach(async () => {
   // Each test its own table (holds included) and queues.
   aws = await isolatedAws();
-  holds = createDownstreamHolds({ afterFailures: 5, probeSeconds: 30, apiUsageShare: 0.8, cacheSeconds: 0 });
+  holds = createDownstreamHolds({
+    afterFailures: 5,
+    probeSeconds: 30,
+    failureRate: 0.5,
+    rateWindow: 20,
+    apiUsageShare: 0.8,
+    cacheSeconds: 0,
+  });
 });
 
 const at = (iso: string) => new Date(iso);

@@ -40,6 +40,8 @@ beforeEach(async () => {
   holds = createDownstreamHolds({
     afterFailures: 5,
     probeSeconds: PROBE_SECONDS,
+    failureRate: 0.5,
+    rateWindow: 20,
     apiUsageShare: 0.8,
     cacheSeconds: 0,
   });

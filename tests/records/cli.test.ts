@@ -338,6 +338,8 @@ describe('npm run records --counts', () => {
     const holds = createDownstreamHolds({
       afterFailures: 5,
       probeSeconds: 30,
+      failureRate: 0.5,
+      rateWindow: 20,
       apiUsageShare: 0.8,
       cacheSeconds: 5,
     });

@@ -36,7 +36,14 @@ beforeEach(async () => {
   dynamo.reset();
 });
 
-const SETTINGS: OutageSettings = { afterFailures: 5, probeSeconds: 30, apiUsageShare: 0.8, cacheSeconds: 5 };
+const SETTINGS: OutageSettings = {
+  afterFailures: 5,
+  probeSeconds: 30,
+  failureRate: 0.5,
+  rateWindow: 20,
+  apiUsageShare: 0.8,
+  cacheSeconds: 5,
+};
 const T0 = new Date('2026-11-27T03:00:00.000Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
 
