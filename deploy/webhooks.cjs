@@ -4,7 +4,7 @@
 // per Standard Webhooks and posts it to that client's URL; and the queue's policy letting those rules alone send.
 // A rule per client because an EventBridge SQS target names one static MessageGroupId (SqsParameters, which takes
 // fair queues as well as FIFO ones): the group makes the standard queue a fair queue, so one client's backlog or
-// slow receiver does not delay the others' webhooks (docs/design.md, "Webhooks: one client's slow receiver"). EventBridge API destinations are not
+// slow receiver does not delay the others' webhooks (docs/design.md, "Events and webhooks": one client's slow receiver). EventBridge API destinations are not
 // used: they cannot sign each body. serverless.yml merges this into `resources` (`${file(./deploy/webhooks.cjs)}`);
 // the tests call `generate` directly.
 'use strict';

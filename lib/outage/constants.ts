@@ -13,7 +13,7 @@ export const MAX_WRITE_ROUNDS = 5;
 /**
  * Below this chance that a record with no fault of its own fails alone as often as it has, its failures are its own
  * (lib/outage/rules.ts, loneFailure). A record without fault then still needs DELIVERY_MAX_ATTEMPTS more failures to
- * end `failed`: docs/design.md ("A flapping downstream") puts that at about 2e-6 per record at worst.
+ * end `failed`: docs/design.md ("How it works": a flapping downstream) puts that at about 2e-6 per record at worst.
  */
 export const FAULTLESS_CHANCE_BOUND = 1e-6;
 

@@ -2,7 +2,7 @@
  * The webhook receivers that are timing out, as one dispatcher instance sees them. A try that runs into its time
  * limit holds its invocation, and with it one of the dispatcher's few concurrent invocations, for that limit; a
  * client whose receiver answers late would otherwise fill them all, and another client's event would wait for one
- * to end (docs/design.md, "Webhooks: one client's slow receiver"). So while a client's receiver is timing out, one
+ * to end (docs/design.md, "Events and webhooks": one client's slow receiver). So while a client's receiver is timing out, one
  * try at a time, at most one per `probeIntervalMs`, goes to it (the probe); its other events are held back without
  * a call, each as a failed try (hidden until its next retry window, lib/webhooks/dispatch.ts). Those tries would
  * have timed out too as far as the last probe tells, so the client loses nothing that its receiver could take. Any
