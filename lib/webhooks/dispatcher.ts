@@ -15,6 +15,7 @@ import { ChangeMessageVisibilityCommand } from '../aws/jsonProtocol/sqs.ts';
 import { errorSummary, logger } from '../observability/logger.ts';
 import { metrics } from '../observability/metrics.ts';
 import { webhookQueueUrl, webhookRetryWindows, webhookSecretsPrefix } from '../settings/settings.ts';
+import { ATTEMPT_TIMEOUT_MS } from './attempt.ts';
 import { loadAwsWebhookSecrets } from './awsSecrets.ts';
 import { tableWebhookSwitch, type WebhookSwitch } from './disabledWebhooks.ts';
 import {
@@ -27,7 +28,7 @@ import { WebhookGivenUpError, WebhookRetryLaterError } from './errors.ts';
 import { createRateLimiter } from './rateLimit.ts';
 import { WEBHOOK_RETRY_SCHEDULE } from './retrySchedule.ts';
 import { rotationWindowMs } from './secrets.ts';
-import { type SlowReceivers, slowReceivers } from './slowReceivers.ts';
+import { type SlowReceivers, slowReceiverProbeMs, slowReceivers } from './slowReceivers.ts';
 
 /** The queue's ARN (`arn:aws:sqs:<region>:<account>:<name>`) → its URL, for ChangeMessageVisibility. */
 const queueUrlOf = (record: SQSRecord): string => {
@@ -66,8 +67,10 @@ export const createWebhookDispatcher = (overrides: Partial<DispatchDependencies>
     webhookSecretsPrefix();
     flags ??= tableWebhookSwitch();
     const schedule = overrides.schedule ?? { ...WEBHOOK_RETRY_SCHEDULE, ...webhookRetryWindows() };
-    // A receiver timing out is probed once per first retry window, as often as a failed event is tried again.
-    receivers ??= slowReceivers({ probeIntervalMs: schedule.baseMs, now: overrides.now });
+    receivers ??= slowReceivers({
+      probeIntervalMs: slowReceiverProbeMs(schedule.baseMs, overrides.timeoutMs ?? ATTEMPT_TIMEOUT_MS),
+      now: overrides.now,
+    });
     const deps: DispatchDependencies = {
       targetOf: configuredTarget,
       secretsOf: loadAwsWebhookSecrets,

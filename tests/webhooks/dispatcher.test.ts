@@ -175,7 +175,8 @@ describe('the webhook dispatcher', () => {
   });
 
   it("holds back a timing-out receiver's events without a call, one probe a window, and never delays another client's", async () => {
-    // Prepare: `slow` answers after 1.5 s, past a try's limit of 300 ms; the first retry window (the probe's) is 1 s.
+    // Prepare: `slow` answers after 1.5 s, past a try's limit of 300 ms; the first retry window is 1 s, and a probe
+    // goes out once per ten try limits at most: every 3 s.
     await fetch(`${receiver.url}/hooks/_faults`, {
       method: 'POST',
       body: JSON.stringify({ delayMs: 1500, count: 100, client: 'slow' }),
@@ -198,8 +199,8 @@ describe('the webhook dispatcher', () => {
     const whileSlow = await poll(handler);
     const whileSlowMs = Date.now() - started;
     const callsWhileSlow = callsOfSlow();
-    // Once its window is over, the receiver answers in time again: one of three new events is its probe.
-    await sleep(1100);
+    // Once its probe is due, the receiver answers in time again: one of three new events is its probe.
+    await sleep(3100);
     await fetch(`${receiver.url}/hooks/_faults`, { method: 'DELETE' });
     await fetch(`${receiver.url}/hooks/_faults`, {
       method: 'POST',
