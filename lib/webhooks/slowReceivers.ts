@@ -66,9 +66,8 @@ const TRY_LIMITS_PER_PROBE = 10;
 /**
  * How often a timing-out receiver is probed: once per first retry window (as often as a failed event is tried
  * again: a minute on AWS), and never more often than once per ten try limits, so that a probe holds one invocation a
- * tenth of the time at most. Under `npm start`, whose first retry window is a second, a probe a second held an
- * invocation all the time, and each instance has its own: the fault campaign saw another client's events wait for
- * them (5.4 s at p95).
+ * tenth of the time at most. Under `npm start`, whose first retry window is a second, a probe a second would hold
+ * an invocation of each instance nearly all the time.
  *
  * @example
  * slowReceiverProbeMs(60_000, 5_000) // 60_000 on AWS
