@@ -27,9 +27,10 @@ describe('the soak campaign, short form', () => {
       maxTrafficSeconds: 240,
       // Past the reconciler's republishing (60 s after the change, checked every 5 s): a real loss, not a delay.
       eventsWaitSeconds: 70,
-      // The traffic lasts about a minute, and a SIGKILL due while the receiver is slow waits for the window's end:
-      // a 60 s window would leave this run's one SIGKILL no traffic to fall in.
-      slowReceiverSeconds: 15,
+      // No slow receiver here: a SIGKILL due while a receiver is slow waits for the window's end, and this run's
+      // traffic, planned in seconds, was over before any window ended (0 SIGKILLs in two runs, with 60 s and 15 s);
+      // the test client sends too few events here to judge (the verdict and its controls: tests/soak/slowReceiver).
+      slowReceiverSeconds: 0,
       // The time SAP's recovery took is reported (the table below), never asserted: npm run soak judges it.
       timeGoals: false,
       log: () => {},
