@@ -6,6 +6,7 @@
  */
 import type { DownstreamCall } from './downstreamCall.ts';
 import type { PlanResult } from './ledger.ts';
+import { quantile } from './quantile.ts';
 import { clientOf, FLOODING_CLIENT, type Operation } from './workload.ts';
 
 /** One client's records of one kind: how many were timed, and the median and 99th percentile, ms. */
@@ -18,13 +19,6 @@ export interface ClientTimes {
   p50Ms: number;
   p99Ms: number;
 }
-
-/** The q-quantile (nearest rank) of the values; NaN for none. */
-const quantile = (values: number[], q: number): number => {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-};
 
 /**
  * Delivery times by client and kind, from the plans, when each token's 200 came back, and the downstream calls.

@@ -12,6 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { quantile } from './quantile.ts';
 
 /** How late the slow receiver answers: twice a try's time limit (lib/webhooks/attempt.ts, 5 s). */
 export const SLOW_ANSWER_MS = 10_000;
@@ -42,9 +43,6 @@ export interface SlowReceiverFigures {
   kept: boolean;
 }
 
-const percentile = (sorted: number[], share: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))];
-
 const tenths = (ms: number) => Math.round(ms / 100) / 10;
 
 /**
@@ -71,7 +69,7 @@ export const slowReceiverFigures = (input: {
     firstArrival.set(key, Math.min(firstArrival.get(key) ?? delay, delay));
   }
   const delays = [...firstArrival.values()].sort((a, b) => a - b);
-  const at = (share: number) => (delays.length === 0 ? null : tenths(percentile(delays, share)));
+  const at = (share: number) => (delays.length === 0 ? null : tenths(quantile(delays, share)));
   const p95Seconds = at(0.95);
   return {
     client: input.slowClient,
