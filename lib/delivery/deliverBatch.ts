@@ -216,7 +216,8 @@ const deliverToOneDownstream = async (
 /**
  * One slice of the batch (at most one call's worth): its records claimed (the lease, which counts the try), then
  * its calls: a call of its own for each record whose whole-call give-backs are spent (so what fails then is its
- * own), and one call for the others; the hold asked again (fresh) before every call after the first. Resolves once
+ * own), and one call for the others (first when the slice is the probe); the hold asked again (fresh) before every
+ * call after the first. Resolves once
  * the calls are made and counted, with `results` still recording each record's outcome and its event.
  */
 const deliverPart = async (
@@ -275,7 +276,10 @@ const deliverClaimed = async (
   const spent = (entry: { claim: ClaimedMessage }) =>
     callFailuresSince(entry.claim.status, hold) >= batch.settings.maxAttempts;
   const together = claimed.filter((entry) => !spent(entry));
-  const calls = [...claimed.filter(spent).map((entry) => [entry]), ...(together.length ? [together] : [])];
+  const alone = claimed.filter(spent).map((entry) => [entry]);
+  // A probe goes with the records that have not failed every call they were in: a record that did (maybe the cause,
+  // a poison) first in line would probe alone, fail, and keep the hold shut for everyone, probe after probe.
+  const calls = together.length ? (permit.probe ? [together, ...alone] : [...alone, together]) : alone;
 
   const written: Promise<void>[] = [];
   let failedWhole = false;

@@ -383,6 +383,34 @@ describe('batched delivery', () => {
     for (const id of held) expect((await getStatusRecord(id))?.tries ?? 0).toBe(0);
   });
 
+  it('makes a probe of the records whose whole-call give-backs are not spent: one that failed every call it was in never keeps the hold shut', async () => {
+    // Prepare: the CRM held, its probe due; first in line a case whose give-backs are spent (it goes alone) and that
+    // Salesforce refuses whenever it is alone, then two fresh cases. A flapping downstream and a poison record make
+    // this (tests/property/failureRate.property.test.ts): probe after probe the poison went first, failed, and
+    // everyone stayed held.
+    const ids = await acceptCases(3);
+    const { records } = await receive(aws.sqs, caseQueue, 3);
+    await setCallFailures(ids[0], DELIVERY.maxAttempts);
+    const holds = createDownstreamHolds(OUTAGE);
+    await holds.noteOutcomes(
+      'crm',
+      ['x1', 'x2', 'x3'].map((recordId) => ({ recordId, kind: 'transient' as const })),
+      secondsAfter(T0, -OUTAGE.probeSeconds),
+    );
+    salesforce.inject({ on: 'upsert', status: 503 });
+    const from = salesforce.requests.length;
+    const inLine = [ids[0], ids[1], ids[2]].map(
+      (id) => records.find((record) => idOf(record) === id) as SQSRecord,
+    );
+    // Act
+    const results = await deliverAt(inLine, holds, T0);
+    // Assess: the probe carried the two fresh cases and closed the hold; then the spent case went alone, its own.
+    expect(salesforceCallsSince(from).map((call) => call.kind)).toEqual(['collections', 'upsert']);
+    expect(results).toEqual(['DeliveryRetryLaterError', 'done', 'done']);
+    expect(await readHold('crm')).toMatchObject({ held: false });
+    expect(await getStatusRecord(ids[0])).toMatchObject({ status: 'accepted', tries: 1 });
+  });
+
   it('restarts a record’s whole-call give-backs after its downstream’s hold closed', async () => {
     // Prepare: two cases that gave back DELIVERY_MAX_ATTEMPTS tries for failed calls before a hold that has closed.
     const ids = await acceptCases(2);
