@@ -9,7 +9,7 @@
  * 1 hour; the sign-in 12 hours in all (the session, the refresh token, which is never rotated so its end is fixed at
  * sign-in, and the verifier's check of `auth_time`). Everything lives in memory: a restart signs everyone out.
  */
-import { generateKeyPairSync, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { generateKeyPairSync, type JsonWebKey, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider, { type Configuration } from 'oidc-provider';
@@ -86,13 +86,22 @@ const formOf = async (req: IncomingMessage): Promise<URLSearchParams> => {
  * oidc.env // { CONSOLE_ISSUER_URL: 'http://127.0.0.1:41234', CONSOLE_CLIENT_ID: 'dealer-gateway-console' }
  */
 export const startLocalOidcProvider = async (
-  options: { apiUrl?: string; port?: number } = {},
+  options: {
+    apiUrl?: string;
+    port?: number;
+    /**
+     * The private RSA key (JWK) to sign with, instead of one made now: a test that must sign tokens the provider's
+     * published keys verify (another `iss` or `aud`, an old `auth_time`) gives its own.
+     */
+    signingKey?: JsonWebKey & { kid: string };
+  } = {},
 ): Promise<LocalOidcProvider> => {
   const users: LocalConsoleUser[] = DEVELOPMENT_USERS.map((user) => ({ ...user, password: newPassword() }));
   // One signing key and one cookie key per start: tokens and sessions of an earlier start are worthless.
   const signingKey = {
-    ...generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }),
-    kid: randomUUID(),
+    ...(options.signingKey ??
+      generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' })),
+    kid: options.signingKey?.kid ?? randomUUID(),
     use: 'sig',
     alg: 'RS256',
   };
