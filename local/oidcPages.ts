@@ -5,7 +5,7 @@
  */
 
 /** Escapes text for HTML content and attribute values. */
-const escape = (text: string): string =>
+const escapeHtml = (text: string): string =>
   text.replace(
     /[&<>"']/g,
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
@@ -18,11 +18,11 @@ const page = (title: string, main: string): string =>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)} - dealer-gateway console (local)</title>
+<title>${escapeHtml(title)} - dealer-gateway console (local)</title>
 </head>
 <body>
 <main>
-<h1>${escape(title)}</h1>
+<h1>${escapeHtml(title)}</h1>
 ${main}
 </main>
 </body>
@@ -40,9 +40,9 @@ export const signInPage = (opts: { action: string; email?: string; problem?: str
   page(
     'Sign in',
     `<p>Sign in to the dealer-gateway operations console with a development user (npm start prints them).</p>
-${opts.problem ? `<p role="alert">${escape(opts.problem)}</p>\n` : ''}<form method="post" action="${escape(opts.action)}">
+${opts.problem ? `<p role="alert">${escapeHtml(opts.problem)}</p>\n` : ''}<form method="post" action="${escapeHtml(opts.action)}">
 <p><label for="email">Email</label><br>
-<input id="email" name="email" type="email" autocomplete="username" required value="${escape(opts.email ?? '')}"></p>
+<input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(opts.email ?? '')}"></p>
 <p><label for="password">Password</label><br>
 <input id="password" name="password" type="password" autocomplete="current-password" required></p>
 <p><button type="submit">Sign in</button></p>
@@ -53,7 +53,7 @@ ${opts.problem ? `<p role="alert">${escape(opts.problem)}</p>\n` : ''}<form meth
 export const errorPage = (out: { error?: string; error_description?: string }): string =>
   page(
     'Sign-in failed',
-    `<p>${escape(out.error ?? 'error')}${out.error_description ? `: ${escape(out.error_description)}` : ''}</p>`,
+    `<p>${escapeHtml(out.error ?? 'error')}${out.error_description ? `: ${escapeHtml(out.error_description)}` : ''}</p>`,
   );
 
 /** The sign-out confirmation: the provider's own form (`form`, its hidden fields) and a button that submits it. */

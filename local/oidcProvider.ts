@@ -52,7 +52,7 @@ export interface LocalOidcProvider {
   stop(): Promise<void>;
 }
 
-/** The users of every start: their emails and groups are the contract's (§7). */
+/** The users of every start, always these emails and groups (docs/operations.md, "The operations console"). */
 const DEVELOPMENT_USERS: readonly Omit<LocalConsoleUser, 'password'>[] = [
   { email: 'support@example.com', group: 'support', sub: 'local-support-user' },
   { email: 'operator@example.com', group: 'operators', sub: 'local-operator-user' },
@@ -148,7 +148,9 @@ export const startLocalOidcProvider = async (
       const email = form.get('email')?.trim().toLowerCase() ?? '';
       const user = users.find((u) => u.email === email);
       if (!user || !sameText(form.get('password') ?? '', user.password)) {
-        res.writeHead(401, pageHeaders()).end(signInPage({ action, email, problem: 'Wrong email or password.' }));
+        res
+          .writeHead(401, pageHeaders())
+          .end(signInPage({ action, email, problem: 'Wrong email or password.' }));
         return;
       }
       await provider.interactionFinished(
@@ -163,7 +165,10 @@ export const startLocalOidcProvider = async (
       // The console is this provider's own client: what it asks for is granted without a question.
       const grant = details.grantId
         ? await provider.Grant.find(details.grantId)
-        : new provider.Grant({ accountId: details.session?.accountId, clientId: String(details.params.client_id) });
+        : new provider.Grant({
+            accountId: details.session?.accountId,
+            clientId: String(details.params.client_id),
+          });
       if (!grant) throw new Error('grant of the interaction not found');
       const missing = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] };
       if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));

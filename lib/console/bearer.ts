@@ -13,7 +13,8 @@ const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
  */
 export const bearerTokenOf = (headers: Readonly<Record<string, string | undefined>> | null): string => {
   const header = headers?.authorization;
-  if (!header) throw new ConsoleUnauthenticatedError('a bearer token is required in the Authorization header');
+  if (!header)
+    throw new ConsoleUnauthenticatedError('a bearer token is required in the Authorization header');
   const match = BEARER.exec(header);
   if (!match) throw new ConsoleUnauthenticatedError('the Authorization header does not hold a bearer token');
   return match[1];

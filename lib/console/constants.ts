@@ -1,4 +1,4 @@
-/** The console's fixed rules of sign-in and roles (contract §7). */
+/** The operations console's fixed rules of sign-in and roles (docs/design.md, "The operations console"). */
 
 /** Where the console is served on the stage's base URL (and `npm start`'s). */
 export const CONSOLE_PATH = '/console/';

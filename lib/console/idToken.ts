@@ -49,7 +49,9 @@ const publishedKeys = (issuer: string): Promise<JWTVerifyGetKey> => {
   if (!keys) {
     keys = discover(issuer).catch((error: unknown) => {
       keySets.delete(issuer);
-      throw new ConsoleKeysUnavailableError("the sign-in provider's keys could not be read", { cause: error });
+      throw new ConsoleKeysUnavailableError("the sign-in provider's keys could not be read", {
+        cause: error,
+      });
     });
     keySets.set(issuer, keys);
   }
@@ -112,7 +114,9 @@ export const verifyIdToken = async (token: string, check: IdTokenCheck): Promise
   } catch (error) {
     if (error instanceof ConsoleKeysUnavailableError) throw error;
     if (keysUnreachable(error))
-      throw new ConsoleKeysUnavailableError("the sign-in provider's keys could not be read", { cause: error });
+      throw new ConsoleKeysUnavailableError("the sign-in provider's keys could not be read", {
+        cause: error,
+      });
     throw new ConsoleUnauthenticatedError(refusalOf(error as errors.JOSEError), { cause: error });
   }
   // Cognito marks its tokens; an access token (token_use "access") never reaches here (no `aud`), but be plain.

@@ -2,7 +2,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { RequestRefusedError } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { RECORD_ID_PATTERN } from '../records/recordId.ts';
-import { statusView } from '../status/statusRequest.ts';
+import { statusView } from '../status/statusView.ts';
 import { getRecordState } from '../store/statusRecords.ts';
 
 const plausibleId = new RegExp(RECORD_ID_PATTERN);

@@ -58,12 +58,30 @@ beforeAll(async () => {
     ['operator', 'operator@example.com'],
   ] as const) {
     const password = oidc.users.find((u) => u.email === email)?.password ?? '';
-    const signedIn = await signInToConsole({ issuer: oidc.issuer, clientId: oidc.clientId, apiUrl, email, password });
+    const signedIn = await signInToConsole({
+      issuer: oidc.issuer,
+      clientId: oidc.clientId,
+      apiUrl,
+      email,
+      password,
+    });
     tokens[role] = (signedIn as SignedIn).idToken;
   }
   seeded = {
-    failed: acceptedCase({ status: 'failed', statusKey: 'caseRecord#failed', openKind: undefined, dueAt: undefined, attempts: 3 }),
-    other: acceptedCase({ status: 'failed', statusKey: 'caseRecord#failed', openKind: undefined, dueAt: undefined, attempts: 3 }),
+    failed: acceptedCase({
+      status: 'failed',
+      statusKey: 'caseRecord#failed',
+      openKind: undefined,
+      dueAt: undefined,
+      attempts: 3,
+    }),
+    other: acceptedCase({
+      status: 'failed',
+      statusKey: 'caseRecord#failed',
+      openKind: undefined,
+      dueAt: undefined,
+      attempts: 3,
+    }),
   };
   await seedStatusRecords([seeded.failed, seeded.other]);
 });
@@ -132,7 +150,10 @@ const refusals: [string, () => Promise<string | undefined>][] = [
   ['no token', async () => undefined],
   ['a malformed token', async () => 'Bearer not.a-jwt'],
   ['a header without the Bearer scheme', async () => `Basic ${Buffer.from('a:b').toString('base64')}`],
-  ['a forged token (signed by another key under the same kid)', async () => `Bearer ${await signed({}, forgerKey)}`],
+  [
+    'a forged token (signed by another key under the same kid)',
+    async () => `Bearer ${await signed({}, forgerKey)}`,
+  ],
   ['a token of another issuer', async () => `Bearer ${await signed({ iss: 'http://127.0.0.1:1' })}`],
   ['a token for another audience', async () => `Bearer ${await signed({ aud: 'another-client' })}`],
   [
@@ -180,7 +201,10 @@ describe('the console API with a valid session', () => {
     const support = await call('GET', 'me', `Bearer ${tokens.support}`);
     const operator = await call('GET', 'me', `Bearer ${tokens.operator}`);
     // Assess
-    expect([support.statusCode, support.json]).toEqual([200, { email: 'support@example.com', roles: ['support'] }]);
+    expect([support.statusCode, support.json]).toEqual([
+      200,
+      { email: 'support@example.com', roles: ['support'] },
+    ]);
     expect([operator.statusCode, operator.json]).toEqual([
       200,
       { email: 'operator@example.com', roles: ['operators'] },
@@ -191,7 +215,11 @@ describe('the console API with a valid session', () => {
   it("shows any client's record to support, without its personal fields; 404 for an unknown or malformed id", async () => {
     // Act
     const found = await call('GET', `records/${seeded.other.id}`, `Bearer ${tokens.support}`);
-    const unknown = await call('GET', `records/${randomBytes(16).toString('hex')}`, `Bearer ${tokens.support}`);
+    const unknown = await call(
+      'GET',
+      `records/${randomBytes(16).toString('hex')}`,
+      `Bearer ${tokens.support}`,
+    );
     const malformed = await call('GET', 'records/not-an-id', `Bearer ${tokens.support}`);
     // Assess
     expect(found.statusCode).toBe(200);
@@ -214,7 +242,9 @@ describe('the console API with a valid session', () => {
     const before = await getStatusRecord(seeded.failed.id);
     const published = bus.entries.length;
     // Act
-    const answer = await call('POST', 'records/redrive', `Bearer ${tokens.support}`, { ids: [seeded.failed.id] });
+    const answer = await call('POST', 'records/redrive', `Bearer ${tokens.support}`, {
+      ids: [seeded.failed.id],
+    });
     // Assess
     expect(answer.statusCode).toBe(403);
     expect(answer.json).toEqual({ message: expect.stringMatching(/operators/) });
@@ -241,7 +271,9 @@ describe('the console API with a valid session', () => {
     });
     expectSecurityHeaders(answer);
     expect((await getStatusRecord(seeded.failed.id))?.status).toBe('accepted');
-    expect((await aws.drain(aws.resources.queues.CaseQueue.url)).map((m) => m.id)).toEqual([seeded.failed.id]);
+    expect((await aws.drain(aws.resources.queues.CaseQueue.url)).map((m) => m.id)).toEqual([
+      seeded.failed.id,
+    ]);
   });
 
   it('refuses a redrive body that names no record ids (400), and an unknown route (404)', async () => {
@@ -251,7 +283,9 @@ describe('the console API with a valid session', () => {
     const unknown = await call('GET', 'nothing-here', `Bearer ${tokens.operator}`);
     const method = await call('POST', 'me', `Bearer ${tokens.operator}`);
     // Assess
-    expect([empty.statusCode, bad.statusCode, unknown.statusCode, method.statusCode]).toEqual([400, 400, 404, 405]);
+    expect([empty.statusCode, bad.statusCode, unknown.statusCode, method.statusCode]).toEqual([
+      400, 400, 404, 405,
+    ]);
     expect(bad.json).toEqual({ message: 'ids[0] is not a record id' });
   });
 });

@@ -51,7 +51,9 @@ describe('the local OpenID Connect provider', () => {
     // Act
     const out = await signIn('support@example.com', 'not-the-password');
     // Assess
-    expect(out).toEqual({ refused: { status: 401, page: expect.stringContaining('Wrong email or password') } });
+    expect(out).toEqual({
+      refused: { status: 401, page: expect.stringContaining('Wrong email or password') },
+    });
   });
 
   it('refuses an authorization request without PKCE', async () => {
@@ -84,7 +86,12 @@ describe('the local OpenID Connect provider', () => {
     const first = await fetch(authorize, { redirect: 'manual' });
     // Act
     const form = await fetch(new URL(first.headers.get('location') ?? '', oidc.issuer), {
-      headers: { cookie: first.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ') },
+      headers: {
+        cookie: first.headers
+          .getSetCookie()
+          .map((c) => c.split(';')[0])
+          .join('; '),
+      },
     });
     // Assess
     expect(form.status).toBe(200);

@@ -14,8 +14,8 @@ import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/sa
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { testKeys } from '../../testkit/apiKeys.ts';
 import { type AwsCallRecorder, startAwsCallRecorder } from '../../testkit/awsCallRecorder.ts';
-import { type SignedIn, signInToConsole } from '../../testkit/consoleSignIn.ts';
 import { recordedRequests as recordedRequestsOf } from '../../testkit/calledArns.ts';
+import { type SignedIn, signInToConsole } from '../../testkit/consoleSignIn.ts';
 import { apiEvent, formPost, frameGet, jsonPost, statusGet } from '../../testkit/factories/apiGateway.ts';
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
 import { type IamRequest, isAllowed, roleStatements, unusedGrants } from '../../testkit/iamPolicy.ts';
@@ -103,7 +103,11 @@ const localValue = (value: unknown): string => {
   // The console's Cognito user pool and app client: the local OpenID Connect provider and its client.
   if (id && template.Resources[id]?.Type === 'AWS::Cognito::UserPoolClient') return oidc.clientId;
   const sub = (value as { 'Fn::Sub'?: unknown })['Fn::Sub'];
-  if (typeof sub === 'string' && sub.startsWith('https://cognito-idp.') && sub.includes('${ConsoleUserPool}'))
+  if (
+    typeof sub === 'string' &&
+    sub.startsWith('https://cognito-idp.') &&
+    sub.includes(`\${ConsoleUserPool}`)
+  )
     return oidc.issuer;
   throw new Error(
     `environment value ${JSON.stringify(value)}: not resolved for local running (roles.test.ts)`,

@@ -440,7 +440,8 @@ describe("the console's sign-in (contract §7): a Cognito user pool", () => {
     // Act
     const [clientId, client] = only('AWS::Cognito::UserPoolClient');
     const props = client.Properties;
-    const hours = (validity: unknown, unit: unknown) => (unit === 'hours' ? Number(validity) * 3600 : Number.NaN);
+    const hours = (validity: unknown, unit: unknown) =>
+      unit === 'hours' ? Number(validity) * 3600 : Number.NaN;
     const units = props.TokenValidityUnits as Record<string, string>;
     // Assess
     expect(props).toMatchObject({
@@ -471,14 +472,14 @@ describe("the console's sign-in (contract §7): a Cognito user pool", () => {
 
   it("gives the console API the pool's issuer and the app client's id, and its own role", () => {
     // Prepare
-    const [, fn] = functions().find(([id]) => id === 'ConsoleApiLambdaFunction') ?? [];
+    const [, fn] = functions().find(([id]) => id === 'ConsoleApiLambdaFunction') as [string, Resource];
     // Act
-    const env = (fn?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     // Assess
     expect(env.CONSOLE_ISSUER_URL).toEqual({
-      'Fn::Sub': 'https://cognito-idp.\${AWS::Region}.\${AWS::URLSuffix}/\${ConsoleUserPool}',
+      'Fn::Sub': `https://cognito-idp.\${AWS::Region}.\${AWS::URLSuffix}/\${ConsoleUserPool}`,
     });
     expect(env.CONSOLE_CLIENT_ID).toEqual({ Ref: 'ConsoleUserPoolClient' });
-    expect(roleOf(fn as Resource)).toBe('ConsoleApiRole');
+    expect(roleOf(fn)).toBe('ConsoleApiRole');
   });
 });
