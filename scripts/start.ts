@@ -84,7 +84,8 @@ starting.then(
       const mode = clientNamed(client)?.mode === 'test' ? ' (test mode)' : '';
       process.stderr.write(`[local] API key of ${client}${mode}: ${key}${note}\n`);
     }
-    // The console's development users: one line each, its email and this start's password.
+    // The console's sign-in provider, and its development users: one line each, its email and this start's password.
+    process.stderr.write(`[local] console sign-in provider: ${stack.consoleSignIn.issuer}\n`);
     for (const user of stack.consoleSignIn.users) {
       process.stderr.write(
         `[local] console sign-in ${user.email} (group ${user.group}): password ${user.password}\n`,
