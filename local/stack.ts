@@ -11,6 +11,7 @@ import { type EventSourceSettings, eventSourcesOf } from './eventSources.ts';
 import { type LocalQueueServer, startLocalQueue } from './localQueue.ts';
 import { type LocalStoreServer, startLocalStore } from './localStore.ts';
 import { describeExit, type OfflineProcess, startOffline } from './offline.ts';
+import { type LocalConsoleUser, type LocalOidcProvider, startLocalOidcProvider } from './oidcProvider.ts';
 import { freePorts, waitForHttp, waitForPortFree } from './ports.ts';
 import { binDir, defaultDataDir, localRegion } from './project.ts';
 import {
@@ -73,6 +74,11 @@ export interface LocalStack {
   /** The sandbox webhook receiver (LOCAL_WEBHOOK_RECEIVER_URL): GET <url>/hooks lists what arrived. */
   webhookReceiverUrl: string;
   /**
+   * The console's sign-in: the local OpenID Connect provider (local/oidcProvider.ts, its issuer and the console's
+   * client id, CONSOLE_ISSUER_URL and CONSOLE_CLIENT_ID of the handlers) and its development users of this start.
+   */
+  consoleSignIn: { issuer: string; clientId: string; users: LocalConsoleUser[] };
+  /**
    * What was set on top of the inherited environment for serverless-offline: the provider.environment
    * references (SALES_REGISTRATION_QUEUE_URL, CASE_QUEUE_URL, RECORDS_TABLE, ...), AWS_ENDPOINT_URL_SQS,
    * AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION, dummy AWS credentials, PORT, LOCAL_API_URL, OFFLINE_*_PORT and
@@ -109,6 +115,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let queue: LocalQueueServer | undefined;
   let store: LocalStoreServer | undefined;
   let webhooks: LocalWebhooks | undefined;
+  let oidc: LocalOidcProvider | undefined;
   let offline: OfflineProcess | undefined;
   let stopHook: (() => Promise<void>) | undefined;
   let stopping: Promise<void> | undefined;
@@ -130,6 +137,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         attempt(async () => queue?.close()),
         attempt(async () => store?.close()),
         attempt(async () => webhooks?.stop()),
+        attempt(async () => oidc?.stop()),
       ]);
       if (errors.length > 0) throw new AggregateError(errors, 'stopping the local stack failed');
     })();
@@ -166,13 +174,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       storeStarting.catch(reject);
     });
     // allSettled, not all: on a failure, stop() must see every emulator that did start.
-    const [queueServer, storeServer, ports, cached, localWebhooks] = await allSettled([
+    const [queueServer, storeServer, ports, cached, localWebhooks, signIn] = await allSettled([
       startLocalQueue().then((server) => (queue = server)),
       storeStarting.then((server) => (store = server)),
       pickPorts(requestedPort === 0 ? 3 : 2),
       readCachedServerlessConfig(),
       // Once the data directory is ours: the webhook secrets live there.
       dataDirLocked.then(() => startLocalWebhooks({ dataDir })).then((started) => (webhooks = started)),
+      // The console's sign-in provider: its issuer goes into the handlers' environment; the console it serves (its
+      // redirect) once the API's port is final, below.
+      startLocalOidcProvider().then((started) => (oidc = started)),
       requestedPort === 0 ? undefined : dataDirLocked.then(() => waitForPortFree(requestedPort, { signal })),
     ] as const);
     timing('emulators');
@@ -214,6 +225,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       OFFLINE_LAMBDA_PORT: String(lambdaPort),
       OFFLINE_WEBSOCKET_PORT: String(websocketPort),
       ...localWebhooks.env,
+      ...signIn.env,
       ...options.env,
     });
     const spawnOffline = (env: Record<string, string>) => {
@@ -295,6 +307,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     const url = `http://localhost:${port}`;
     timing('serverless-offline answers');
+    // Its console signs in back to this API: `<url>/console/callback`, derived from the API's base URL.
+    signIn.serveConsoleAt(url);
 
     const crashed = running.exited.then(
       (exit) => new Error(`serverless-offline ${describeExit(exit)}\n${running.output().trim()}`),
@@ -315,6 +329,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dataDir,
       eventBusUrl: localWebhooks.bus.url,
       webhookReceiverUrl: localWebhooks.receiver.url,
+      consoleSignIn: { issuer: signIn.issuer, clientId: signIn.clientId, users: signIn.users },
       env,
       queues: resources.queues,
       tables: resources.tables,

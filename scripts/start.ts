@@ -84,6 +84,13 @@ starting.then(
       const mode = clientNamed(client)?.mode === 'test' ? ' (test mode)' : '';
       process.stderr.write(`[local] API key of ${client}${mode}: ${key}${note}\n`);
     }
+    // The console's sign-in provider, and its development users: one line each, its email and this start's password.
+    process.stderr.write(`[local] console sign-in provider: ${stack.consoleSignIn.issuer}\n`);
+    for (const user of stack.consoleSignIn.users) {
+      process.stderr.write(
+        `[local] console sign-in ${user.email} (group ${user.group}): password ${user.password}\n`,
+      );
+    }
     process.stdout.write(`ready: ${stack.url}\n`);
   },
   (error: unknown) => {

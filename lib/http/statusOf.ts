@@ -10,6 +10,12 @@ import { RequestRefusedError } from './errors.ts';
  * the caller cannot fix it, and it says nothing of what went wrong.
  */
 export const STATUS_OF_CODE: Readonly<Partial<Record<ErrorCode, number>>> = {
+  /** The console: no valid bearer token (missing, malformed, forged, another issuer or audience, expired). */
+  'console-unauthenticated': 401,
+  /** The console: the person's role may not do this; nothing was changed. */
+  'console-forbidden': 403,
+  /** The console: the sign-in provider's published keys could not be read: try again shortly. */
+  'console-keys-unavailable': 503,
   /** The key came before with another body: the same request again gets the same answer. */
   'idempotency-conflict': 422,
   /** Another request with the key is still being processed: try again shortly. */

@@ -11,11 +11,12 @@ import { queuedRecordOf, readQueuedRecord } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter } from '../records/due.ts';
 import type { StatusRecord } from '../records/types.ts';
-import { reconcileSettings } from '../settings/settings.ts';
-import { statusRecordsIn } from '../store/statusIndex.ts';
-import { getStatusRecord } from '../store/statusRecords.ts';
+import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
+import { OPERATOR_ATTRIBUTES } from '../store/operatorAttributes.ts';
+import { RECORD_KINDS, statusRecordsIn } from '../store/statusIndex.ts';
+import { getStatusRecord, getStatusRecords } from '../store/statusRecords.ts';
 import { reopenFailedRecord } from '../store/statusUpdates.ts';
-import type { QueuedRecord, RecordKind } from '../types.ts';
+import type { RecordKind } from '../types.ts';
 
 /** Reopened records are due for the reconciler this long after the redrive, unless their message comes back first. */
 const reopenDue = (at: Date) => dueAfter(at, reconcileSettings().reconcileAfterSeconds);
@@ -28,6 +29,23 @@ const reopen = async (status: StatusRecord, at: Date): Promise<boolean> => {
   const written = await reopenFailedRecord(status, { at, dueAt: reopenDue(at) });
   if (written) await publishAfterOutcome(written);
   return written !== undefined;
+};
+
+/**
+ * Reopens each `failed` record given (every redrive's one rule: `npm run redrive` locally and on AWS, and the
+ * console's): those whose personal data is gone are left failed (they could not be delivered) and named apart.
+ */
+const reopenFailed = async (
+  failed: AsyncIterable<StatusRecord> | Iterable<StatusRecord>,
+  at: Date,
+): Promise<{ reopened: StatusRecord[]; personalDataRemoved: string[] }> => {
+  const reopened: StatusRecord[] = [];
+  const personalDataRemoved: string[] = [];
+  for await (const status of failed) {
+    if (status.personalDataRemovedAt) personalDataRemoved.push(status.id);
+    else if (await reopen(status, at)) reopened.push(status);
+  }
+  return { reopened, personalDataRemoved };
 };
 
 export interface RedriveQueues {
@@ -52,19 +70,16 @@ export const redriveByHand = async (
   queues: RedriveQueues,
 ): Promise<{ moved: number; requeued: number; personalDataRemoved?: number }> => {
   const moved = await moveDeadLetters(queues);
-  const at = new Date();
-  const reopened: QueuedRecord[] = [];
-  let personalDataRemoved = 0;
-  for await (const status of statusRecordsIn(queues.kind, 'failed')) {
-    if (status.personalDataRemovedAt) personalDataRemoved++;
-    else if (await reopen(status, at)) reopened.push(queuedRecordOf(status));
-  }
+  const { reopened, personalDataRemoved } = await reopenFailed(
+    statusRecordsIn(queues.kind, 'failed'),
+    new Date(),
+  );
   // Should sending fail, the records are `accepted` and due: the reconciler queues them.
-  const failed = await sendRecords(queues.queueUrl, reopened);
+  const failed = await sendRecords(queues.queueUrl, reopened.map(queuedRecordOf));
   return {
     moved,
     requeued: reopened.length - failed.length,
-    ...(personalDataRemoved > 0 ? { personalDataRemoved } : {}),
+    ...(personalDataRemoved.length > 0 ? { personalDataRemoved: personalDataRemoved.length } : {}),
   };
 };
 
@@ -128,19 +143,57 @@ export const redriveOnAws = async (
   kind: RecordKind,
   arns: { queueArn: string; deadLetterQueueArn: string },
 ): Promise<{ reopened: number; taskHandle?: string; personalDataRemoved?: number }> => {
-  let reopened = 0;
-  let personalDataRemoved = 0;
-  const at = new Date();
-  for await (const status of statusRecordsIn(kind, 'failed')) {
-    if (status.personalDataRemovedAt) personalDataRemoved++;
-    else if (await reopen(status, at)) reopened++;
-  }
+  const { reopened, personalDataRemoved } = await reopenFailed(statusRecordsIn(kind, 'failed'), new Date());
   const task = await sqs.send(
     new StartMessageMoveTaskCommand({ SourceArn: arns.deadLetterQueueArn, DestinationArn: arns.queueArn }),
   );
   return {
-    reopened,
+    reopened: reopened.length,
     taskHandle: task.TaskHandle,
-    ...(personalDataRemoved > 0 ? { personalDataRemoved } : {}),
+    ...(personalDataRemoved.length > 0 ? { personalDataRemoved: personalDataRemoved.length } : {}),
+  };
+};
+
+/** What a redrive of chosen records did, by record id. */
+export interface ChosenRedrive {
+  /** Reopened (`accepted` again) and queued; their `accepted` events published. */
+  redriven: string[];
+  /** Not redriven: no such record, or not `failed` when read (already redriven, delivered, ...). */
+  notFailed: string[];
+  /** Left failed: their personal data was removed after the retention time, so they could not be delivered. */
+  personalDataRemoved: string[];
+  /** Reopened but not queued now (SQS refused): `accepted` and due, the reconciler queues them within minutes. */
+  unqueued: string[];
+}
+
+/**
+ * Redrives the chosen records (the console's "Redrive selected"): each one still `failed`, read without its
+ * personal fields, is reopened exactly as `npm run redrive` reopens a kind's failed records ({@link reopenFailed}) and
+ * queued on its kind's queue (as redriveByHand queues records whose messages are gone). Its dead-lettered message
+ * stays where it is: should a later `npm run redrive` move it back, the worker's claim drops the second copy.
+ *
+ * @example
+ * await redriveRecords(['3f0c…', '9a1b…']) // { redriven: ['3f0c…'], notFailed: ['9a1b…'], personalDataRemoved: [], unqueued: [] }
+ */
+export const redriveRecords = async (ids: readonly string[]): Promise<ChosenRedrive> => {
+  const chosen = [...new Set(ids)];
+  const read = await getStatusRecords(chosen, { consistent: true, attributes: OPERATOR_ATTRIBUTES });
+  const failed = chosen.flatMap((id) => {
+    const status = read.get(id);
+    return status?.status === 'failed' ? [status] : [];
+  });
+  const { reopened, personalDataRemoved } = await reopenFailed(failed, new Date());
+  const unqueued: string[] = [];
+  for (const kind of RECORD_KINDS) {
+    const messages = reopened.filter((status) => status.kind === kind).map(queuedRecordOf);
+    if (messages.length > 0) unqueued.push(...(await sendRecords(queueUrlFor(kind), messages)));
+  }
+  const redriven = reopened.map((status) => status.id);
+  const settled = new Set([...redriven, ...personalDataRemoved]);
+  return {
+    redriven,
+    notFailed: chosen.filter((id) => !settled.has(id)),
+    personalDataRemoved,
+    unqueued,
   };
 };

@@ -228,3 +228,28 @@ export const retentionSettings: Setting<RetentionSettings> = setting((env) => ({
   recordDays: positiveInteger('RECORD_RETENTION_DAYS', env.RECORD_RETENTION_DAYS, 400),
   testDays: positiveInteger('TEST_RETENTION_DAYS', env.TEST_RETENTION_DAYS, 7),
 }));
+
+/** Who signs people in to the operations console, and for which client (lib/console). */
+export interface ConsoleAuthSettings {
+  /**
+   * The OpenID Connect issuer (`CONSOLE_ISSUER_URL`): on AWS the stage's Cognito user pool
+   * (`https://cognito-idp.<region>.amazonaws.com/<pool id>`), under `npm start` the local provider
+   * (local/oidcProvider.ts). Exactly as the tokens' `iss` spells it; its discovery document names the keys an ID
+   * token must be signed with.
+   */
+  issuer: string;
+  /** The console's client id (`CONSOLE_CLIENT_ID`): the audience every ID token must be issued for. */
+  clientId: string;
+}
+
+/**
+ * The console's sign-in settings; both must be set (the console API refuses nothing silently without them).
+ *
+ * @example
+ * consoleAuthSettings({ CONSOLE_ISSUER_URL: 'http://127.0.0.1:4100', CONSOLE_CLIENT_ID: 'console' })
+ * // { issuer: 'http://127.0.0.1:4100', clientId: 'console' }
+ */
+export const consoleAuthSettings: Setting<ConsoleAuthSettings> = setting((env) => ({
+  issuer: required('CONSOLE_ISSUER_URL', env.CONSOLE_ISSUER_URL?.trim()),
+  clientId: required('CONSOLE_CLIENT_ID', env.CONSOLE_CLIENT_ID?.trim()),
+}));

@@ -5,7 +5,7 @@ import { RequestRefusedError } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { salesRecordsByFrame } from '../store/frameRecords.ts';
 import { heldSinceOf } from './heldSince.ts';
-import { statusView } from './statusRequest.ts';
+import { statusView } from './statusView.ts';
 
 /** As intake's rule for FrameNum (schemas/salesRegistration.schema.json): at most 30 characters once trimmed. */
 export const FRAME_NUM_MAX_LENGTH = 30;

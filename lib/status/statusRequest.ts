@@ -4,36 +4,9 @@ import { type CallerContext, callerOf } from '../http/callerIdentity.ts';
 import { RequestRefusedError } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { RECORD_ID_PATTERN } from '../records/recordId.ts';
-import type { StatusRecord } from '../records/types.ts';
 import { getRecordState } from '../store/statusRecords.ts';
 import { heldSinceOf } from './heldSince.ts';
-
-/**
- * What a status look-up shows of a status record: never the record's personal data. `heldSince` (since when its
- * downstream has been held: lib/status/heldSince.ts) only while the record is `accepted`.
- *
- * @example
- * statusView(status, '2026-11-27T03:00:00.000Z') // { id, status: 'accepted', attempts: 0, ..., heldSince: '2026-11-27T03:00:00.000Z' }
- */
-export const statusView = (
-  status: Pick<
-    StatusRecord,
-    'id' | 'status' | 'attempts' | 'acceptedAt' | 'updatedAt' | 'downstreamId' | 'error'
-  > &
-    Partial<Pick<StatusRecord, 'test'>>,
-  heldSince?: string,
-) => ({
-  id: status.id,
-  status: status.status,
-  attempts: status.attempts,
-  acceptedAt: status.acceptedAt,
-  updatedAt: status.updatedAt,
-  // A test record never waits for a hold: the simulators answer it whatever SAP and Salesforce do.
-  ...(heldSince && status.status === 'accepted' && !status.test ? { heldSince } : {}),
-  ...(status.downstreamId ? { downstreamId: status.downstreamId } : {}),
-  ...(status.error ? { error: status.error } : {}),
-  ...(status.test ? { test: true as const } : {}),
-});
+import { statusView } from './statusView.ts';
 
 const plausibleId = new RegExp(RECORD_ID_PATTERN);
 

@@ -58,6 +58,15 @@ interface Generated {
 
 const config = clients as ClientsConfig;
 const SECRET = 'dealer-gateway/ci/api-keys';
+/**
+ * The methods API Gateway serves without a key whatever browser forms say: the public API description, and the
+ * console API, whose handler lets in only a person's valid ID token (`Authorization: Bearer`).
+ */
+const KEYLESS = [
+  'ApiGatewayMethodOpenapijsonGet',
+  'ApiGatewayMethodConsoleApiProxyVarGet',
+  'ApiGatewayMethodConsoleApiProxyVarPost',
+];
 const SECRET_ARN = `arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:${SECRET}-??????`;
 
 let template: Template;
@@ -135,13 +144,13 @@ describe('client keys in the packaged template', () => {
     expect(text).not.toMatch(/"Value":\s*"(?!\{\{resolve:secretsmanager:)[^"]{20,}"/);
   });
 
-  it('requires a key at API Gateway on every operation (browser forms are off by default); the API description is public', () => {
+  it('requires a key at API Gateway on every operation (browser forms are off by default); the API description and the console API (bearer ID tokens) are not', () => {
     expect(config.browserForms.enabled).toBe(false);
     const methods = ofType('AWS::ApiGateway::Method');
     expect(methods.length).toBeGreaterThanOrEqual(5);
     for (const [id, method] of methods) {
       expect(method.Properties.HttpMethod, id).not.toBe('OPTIONS');
-      expect(Boolean(method.Properties.ApiKeyRequired), id).toBe(id !== 'ApiGatewayMethodOpenapijsonGet');
+      expect(Boolean(method.Properties.ApiKeyRequired), id).toBe(!KEYLESS.includes(id));
     }
   });
 
@@ -291,7 +300,7 @@ describe('browser forms enabled: the packaged template of a project copy', () =>
       const expected = ![
         'ApiGatewayMethodCrmCasePost',
         'ApiGatewayMethodCrmCaseOptions',
-        'ApiGatewayMethodOpenapijsonGet',
+        ...KEYLESS,
       ].includes(id);
       expect(Boolean(m.Properties.ApiKeyRequired), id).toBe(expected);
     }

@@ -8,12 +8,14 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
 import { newWebhookSecret } from '../../lib/webhooks/secrets.ts';
 import { localClientConfig } from '../../local/aws.ts';
+import { type LocalOidcProvider, startLocalOidcProvider } from '../../local/oidcProvider.ts';
 import { pollOnce } from '../../local/queuePoller.ts';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { testKeys } from '../../testkit/apiKeys.ts';
 import { type AwsCallRecorder, startAwsCallRecorder } from '../../testkit/awsCallRecorder.ts';
 import { recordedRequests as recordedRequestsOf } from '../../testkit/calledArns.ts';
+import { type SignedIn, signInToConsole } from '../../testkit/consoleSignIn.ts';
 import { apiEvent, formPost, frameGet, jsonPost, statusGet } from '../../testkit/factories/apiGateway.ts';
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
 import { type IamRequest, isAllowed, roleStatements, unusedGrants } from '../../testkit/iamPolicy.ts';
@@ -67,6 +69,9 @@ let sap: SapSandbox;
 let salesforce: SalesforceSandbox;
 let codeDir: string;
 let dynamo: DynamoDBClient;
+/** The console's sign-in provider: the local one stands for the stage's Cognito user pool. */
+let oidc: LocalOidcProvider;
+const CONSOLE_URL = 'http://localhost:39003';
 const processes: Record<string, LambdaProcess> = {};
 const invoked = new Set<string>();
 
@@ -95,6 +100,15 @@ const localValue = (value: unknown): string => {
   if (id && aws.resources.tables[id]) return aws.resources.tables[id].name;
   // The bus keeps its name: the recorder answers PutEvents itself, for any bus.
   if (id && template.Resources[id]?.Type === 'AWS::Events::EventBus') return refs.resolve(value);
+  // The console's Cognito user pool and app client: the local OpenID Connect provider and its client.
+  if (id && template.Resources[id]?.Type === 'AWS::Cognito::UserPoolClient') return oidc.clientId;
+  const sub = (value as { 'Fn::Sub'?: unknown })['Fn::Sub'];
+  if (
+    typeof sub === 'string' &&
+    sub.startsWith('https://cognito-idp.') &&
+    sub.includes(`\${ConsoleUserPool}`)
+  )
+    return oidc.issuer;
   throw new Error(
     `environment value ${JSON.stringify(value)}: not resolved for local running (roles.test.ts)`,
   );
@@ -146,7 +160,11 @@ beforeAll(async () => {
   ({ template } = await packagedTemplate());
   aws = await isolatedAws();
   dynamo = new DynamoDBClient(localClientConfig(aws.dynamoEndpoint));
-  [sap, salesforce] = await Promise.all([startSapSandbox(), startSalesforceSandbox()]);
+  [sap, salesforce, oidc] = await Promise.all([
+    startSapSandbox(),
+    startSalesforceSandbox(),
+    startLocalOidcProvider({ apiUrl: CONSOLE_URL }),
+  ]);
   refs = templateRefs(template);
   functions = deployedFunctions(
     (inject('serverlessConfig') as unknown as { functions: Record<string, ServerlessFunction> }).functions,
@@ -177,7 +195,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(Object.values(processes).map((p) => p.stop()));
-  await Promise.all([recorder?.stop(), sap?.stop(), salesforce?.stop()]);
+  await Promise.all([recorder?.stop(), sap?.stop(), salesforce?.stop(), oidc?.stop()]);
   dynamo?.destroy();
   if (codeDir) await rm(codeDir, { recursive: true, force: true });
 });
@@ -505,6 +523,79 @@ const makeDue = async (id: string) => {
     }),
   );
 };
+
+describe('the operations console: consoleApi', () => {
+  /** An ID token of a development user, by the provider's code flow with PKCE. */
+  const tokenOf = async (email: string) => {
+    const password = oidc.users.find((u) => u.email === email)?.password ?? '';
+    const signedIn = await signInToConsole({
+      issuer: oidc.issuer,
+      clientId: oidc.clientId,
+      apiUrl: CONSOLE_URL,
+      email,
+      password,
+    });
+    return (signedIn as SignedIn).idToken;
+  };
+  const consoleCall = (method: 'GET' | 'POST', path: string, token?: string, body?: unknown) =>
+    api(
+      'consoleApi',
+      apiEvent({
+        httpMethod: method,
+        path: `/console/api/${path}`,
+        resource: '/console/api/{proxy+}',
+        pathParameters: { proxy: path },
+        headers: {
+          ...(token ? { Authorization: `Bearer ${token}` } : {}),
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
+        body: body === undefined ? null : JSON.stringify(body),
+      }),
+    );
+
+  /** Leaves a record as a worker leaves it after its last try: failed. */
+  const fail = (id: string, kind: string) =>
+    dynamo.send(
+      new UpdateItemCommand({
+        TableName: aws.resources.tables.RecordsTable.name,
+        Key: { pk: { S: id } },
+        UpdateExpression: 'SET #status = :failed, statusKey = :key REMOVE openKind, dueAt',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':failed': { S: 'failed' }, ':key': { S: `${kind}#failed` } },
+      }),
+    );
+
+  it("verify a person's ID token, show a record, refuse support an action, and redrive an operator's chosen failed records", async () => {
+    // Prepare: a case and a sale accepted through intake, then failed.
+    const { CrmId } = (await api('crmCase', jsonPost(CASE, caseInput({ frameNo: uniqueFrame() })))).body;
+    const [saleId] = salesIds(
+      await api('salesRegistration', jsonPost(SALES, [salesRegistrationInput({ FrameNum: uniqueFrame() })])),
+    );
+    await aws.drain(aws.resources.queues.CaseQueue.url);
+    await aws.drain(aws.resources.queues.SalesRegistrationQueue.url);
+    await Promise.all([fail(CrmId, 'caseRecord'), fail(saleId, 'salesRegistration')]);
+    const [support, operator] = await Promise.all([
+      tokenOf('support@example.com'),
+      tokenOf('operator@example.com'),
+    ]);
+    // Act
+    const unsigned = await consoleCall('GET', 'me');
+    const me = await consoleCall('GET', 'me', support);
+    const record = await consoleCall('GET', `records/${CrmId}`, support);
+    const refused = await consoleCall('POST', 'records/redrive', support, { ids: [CrmId] });
+    const redriven = await consoleCall('POST', 'records/redrive', operator, { ids: [CrmId, saleId] });
+    // Assess
+    expect(unsigned.status).toBe(401);
+    expect(me).toMatchObject({ status: 200, body: { email: 'support@example.com', roles: ['support'] } });
+    expect(record).toMatchObject({ status: 200, body: { id: CrmId, status: 'failed' } });
+    expect(refused.status).toBe(403);
+    expect(redriven).toMatchObject({ status: 200, body: { redriven: [CrmId, saleId] } });
+    expect((await aws.drain(aws.resources.queues.CaseQueue.url)).map((m) => m.id)).toEqual([CrmId]);
+    expect((await aws.drain(aws.resources.queues.SalesRegistrationQueue.url)).map((m) => m.id)).toEqual([
+      saleId,
+    ]);
+  }, 60_000);
+});
 
 describe('webhooks: webhookDispatcher on real SQS events', () => {
   it("read the client's webhook flag and secret, try its webhook, and hide the message until its retry window", async () => {

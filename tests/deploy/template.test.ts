@@ -2,6 +2,13 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CONSOLE_CALLBACK_PATH,
+  CONSOLE_ROLES,
+  GROUPS_CLAIM,
+  ID_TOKEN_SECONDS,
+  MAX_SIGN_IN_AGE_SECONDS,
+} from '../../lib/console/constants.ts';
 import { DEFAULT_ERP_BATCH_SIZE } from '../../lib/downstream/erp/constants.ts';
 import { MAX_VISIBILITY_SECONDS } from '../../lib/webhooks/dispatch.ts';
 import { retryWindow, WEBHOOK_RETRY_SCHEDULE, webhookAttempts } from '../../lib/webhooks/retrySchedule.ts';
@@ -400,5 +407,79 @@ describe('the webhook dispatcher, its queue and dead-letter queue', () => {
     expect(ofType('AWS::Events::ApiDestination')).toEqual([]);
     expect(ofType('AWS::Events::Connection')).toEqual([]);
     expect(ref(resources).toLowerCase()).not.toContain('x-dealer-gateway-secret');
+  });
+});
+
+describe("the console's sign-in (contract §7): a Cognito user pool", () => {
+  const only = (type: string) => {
+    const found = ofType(type);
+    expect(found, type).toHaveLength(1);
+    return found[0];
+  };
+
+  it('takes people added by operators only, signing in by email', () => {
+    // Act
+    const [, userPool] = only('AWS::Cognito::UserPool');
+    // Assess
+    expect(userPool.Properties).toMatchObject({
+      UsernameAttributes: ['email'],
+      AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+    });
+  });
+
+  it('has the groups support and operators, the console roles that reach the ID token as cognito:groups', () => {
+    // Act
+    const groups = ofType('AWS::Cognito::UserPoolGroup').map(([, group]) => group.Properties);
+    // Assess
+    expect(groups.map((group) => group.GroupName).sort()).toEqual([...CONSOLE_ROLES].sort());
+    for (const group of groups) expect(group.UserPoolId).toEqual({ Ref: 'ConsoleUserPool' });
+    expect(GROUPS_CLAIM).toBe('cognito:groups');
+  });
+
+  it("has an app client for the console: code flow, no secret, back to the stage's /console/callback, tokens as lib/console expects", () => {
+    // Act
+    const [clientId, client] = only('AWS::Cognito::UserPoolClient');
+    const props = client.Properties;
+    const hours = (validity: unknown, unit: unknown) =>
+      unit === 'hours' ? Number(validity) * 3600 : Number.NaN;
+    const units = props.TokenValidityUnits as Record<string, string>;
+    // Assess
+    expect(props).toMatchObject({
+      UserPoolId: { Ref: 'ConsoleUserPool' },
+      GenerateSecret: false,
+      AllowedOAuthFlowsUserPoolClient: true,
+      AllowedOAuthFlows: ['code'],
+      SupportedIdentityProviders: ['COGNITO'],
+    });
+    expect(props.AllowedOAuthScopes).toEqual(expect.arrayContaining(['openid', 'email']));
+    expect(props.CallbackURLs).toEqual([
+      {
+        'Fn::Sub': `https://\${ApiGatewayRestApi}.execute-api.\${AWS::Region}.\${AWS::URLSuffix}/ci${CONSOLE_CALLBACK_PATH}`,
+      },
+    ]);
+    expect(hours(props.IdTokenValidity, units.IdToken)).toBe(ID_TOKEN_SECONDS);
+    expect(hours(props.RefreshTokenValidity, units.RefreshToken)).toBe(MAX_SIGN_IN_AGE_SECONDS);
+    expect(clientId).toBe('ConsoleUserPoolClient');
+  });
+
+  it('has a hosted sign-in domain of the pool', () => {
+    // Act
+    const [, domain] = only('AWS::Cognito::UserPoolDomain');
+    // Assess
+    expect(domain.Properties.UserPoolId).toEqual({ Ref: 'ConsoleUserPool' });
+    expect(ref(domain.Properties.Domain)).toContain('dealer-gateway-ci');
+  });
+
+  it("gives the console API the pool's issuer and the app client's id, and its own role", () => {
+    // Prepare
+    const [, fn] = functions().find(([id]) => id === 'ConsoleApiLambdaFunction') as [string, Resource];
+    // Act
+    const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    // Assess
+    expect(env.CONSOLE_ISSUER_URL).toEqual({
+      'Fn::Sub': `https://cognito-idp.\${AWS::Region}.\${AWS::URLSuffix}/\${ConsoleUserPool}`,
+    });
+    expect(env.CONSOLE_CLIENT_ID).toEqual({ Ref: 'ConsoleUserPoolClient' });
+    expect(roleOf(fn)).toBe('ConsoleApiRole');
   });
 });

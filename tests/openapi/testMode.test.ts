@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { stateChangeOf } from '../../lib/events/stateChange.ts';
 import { webhookEventOf } from '../../lib/events/webhookEvent.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
-import { statusView } from '../../lib/status/statusRequest.ts';
+import { statusView } from '../../lib/status/statusView.ts';
 import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
 import { buildOpenApiDocument, type JsonObject } from '../../tools/openapi/buildOpenApiDocument.ts';
 

@@ -1,0 +1,41 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { meAnswer } from './meRequest.ts';
+import { recordAnswer } from './recordRequest.ts';
+import { redriveAnswer } from './redriveRequest.ts';
+import type { ConsolePermission, ConsolePerson } from './types.ts';
+
+/** What a route is given: the request, the signed-in person, and the named parts of its path. */
+export interface RouteRequest {
+  event: APIGatewayProxyEvent;
+  person: ConsolePerson;
+  params: Record<string, string>;
+}
+
+/** One route of the console API: its method, its path under `/console/api/`, what it needs, and its answer. */
+export interface ConsoleRoute {
+  method: 'GET' | 'POST';
+  /** Matched against the whole path after `/console/api/`; named groups become `params`. */
+  path: RegExp;
+  permission: ConsolePermission;
+  answer: (request: RouteRequest) => Promise<APIGatewayProxyResult>;
+}
+
+/**
+ * THE console API: every route, in one place (a page added later adds its routes here). Each is checked against the
+ * person's roles before it runs (lib/console/consoleRequest.ts).
+ */
+export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
+  { method: 'GET', path: /^me$/, permission: 'read', answer: ({ person }) => meAnswer(person) },
+  {
+    method: 'POST',
+    path: /^records\/redrive$/,
+    permission: 'act',
+    answer: ({ event, person }) => redriveAnswer(event, person),
+  },
+  {
+    method: 'GET',
+    path: /^records\/(?<id>[^/]+)$/,
+    permission: 'read',
+    answer: ({ params }) => recordAnswer(params.id),
+  },
+];
