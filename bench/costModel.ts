@@ -90,7 +90,11 @@ export interface Measured {
       /** Delivered, as before the cut: the whole event in the outbox. */
       deliveredFullEvent: number;
       published: number;
+      /** Published, with its webhook attempt noted in its story (`webhookStory`). */
+      webhooked: number;
       purged: number;
+      /** Without the console's story (`story`, `webhookStory`), as before it: delivered, published, purged. */
+      withoutStory: { delivered: number; published: number; purged: number };
     }
   >;
   /** Queue message body bytes. */
@@ -132,6 +136,7 @@ const child = async (): Promise<Measured> => {
   const { retentionTimes } = await import('../lib/records/retention.ts');
   const { withoutPersonalData } = await import('../lib/retention/personalFields.ts');
   const { statusKeyOf } = await import('../lib/records/keys.ts');
+  const { encodeStoryEntry } = await import('../lib/records/story.ts');
   // The shapes lib/store/statusUpdates.ts writes (its expressions, applied here to objects).
   const lifecycle = (kind: 'salesRegistration' | 'caseRecord', record: object, downstreamId: string) => {
     const id = randomUUID().replaceAll('-', '');
@@ -156,6 +161,19 @@ const child = async (): Promise<Measured> => {
       updatedAt: at.toISOString(),
       downstreamId,
       history: [{ at: at.toISOString(), status: 'delivered' as const, reached: true, downstreamId }],
+      // The console's story (lib/records/story.ts): the attempt, with its duration, in the outcome's own write.
+      story: [
+        encodeStoryEntry(
+          {
+            at: at.toISOString(),
+            type: 'attempt',
+            downstream: kind === 'caseRecord' ? 'crm' : 'erp',
+            status: null,
+            durationMs: 412,
+          },
+          { recordId: id },
+        ),
+      ],
       pendingEvents: [event],
       eventsKind: kind,
       eventsDueAt: '2026-11-22T12:01:01.234Z',
@@ -163,11 +181,36 @@ const child = async (): Promise<Measured> => {
       ...retentionTimes('delivered', at, { personalDataDays: 30, recordDays: 400, testDays: 7 }),
     };
     const { pendingEvents: _p, eventsKind: _k, eventsDueAt: _e, ...published } = delivered;
-    const { purgeKind: _pk, purgeAt: _pa, ...kept } = published;
+    // The dispatcher's write of its own: the webhook attempt (status, duration, webhook-id) on the record.
+    const webhooked = {
+      ...published,
+      webhookStory: [
+        encodeStoryEntry(
+          {
+            at: '2026-11-22T12:00:01.734Z',
+            type: 'webhook',
+            client: 'example-dealer',
+            webhookId: `${id}:${at.toISOString()}`,
+            status: 200,
+            durationMs: 87,
+          },
+          { recordId: id },
+        ),
+      ],
+    };
+    const { purgeKind: _pk, purgeAt: _pa, ...kept } = webhooked;
     const purged = {
       ...kept,
       record: withoutPersonalData(kind, accepted.record),
       personalDataRemovedAt: '2026-12-22T12:01:00.000Z',
+    };
+    const bare = <T extends object>(item: T) => {
+      const {
+        story: _s,
+        webhookStory: _w,
+        ...rest
+      } = item as T & { story?: unknown; webhookStory?: unknown };
+      return rest;
     };
     const message = JSON.stringify({ id, kind, requestId: accepted.requestId, record });
     const size = (item: object) =>
@@ -182,7 +225,13 @@ const child = async (): Promise<Measured> => {
           pendingEvents: [stateChangeOf(claimed, { state: 'delivered', attempts: 1, at, downstreamId })],
         }),
         published: size(published),
+        webhooked: size(webhooked),
         purged: size(purged),
+        withoutStory: {
+          delivered: size(bare(delivered)),
+          published: size(bare(published)),
+          purged: size(bare(purged)),
+        },
       },
       message: Buffer.byteLength(message),
     };
@@ -412,6 +461,8 @@ export interface CostOptions {
   claimMovesDue?: boolean;
   /** As before the second cut: the outbox kept the whole event (the delivered record then passed 1 KB). */
   fullOutboxEvents?: boolean;
+  /** As before the console's story: no `story` on the record, no webhook attempt noted (no write of its own). */
+  withoutStory?: boolean;
   /**
    * How the worker is fed and calls the downstream: records per invocation (the event source's batchSize, filled
    * by a backlog) and records per downstream call (1: one call per record, all of a batch at once). Default: 10
@@ -501,7 +552,10 @@ export const workerInvocationMs = (
 export const costPerMillion = (s: Scenario, m: Measured, v: Variant, o: CostOptions): Items => {
   const requests = 1e6 / s.records;
   const sizes = m.items[s.kind];
-  const item = o.fullOutboxEvents ? { ...sizes, delivered: sizes.deliveredFullEvent } : sizes;
+  const storyless = o.withoutStory
+    ? { ...sizes, ...sizes.withoutStory, webhooked: sizes.withoutStory.published }
+    : sizes;
+  const item = o.fullOutboxEvents ? { ...storyless, delivered: sizes.deliveredFullEvent } : storyless;
   const memIntake = s.kind === 'sales' ? o.memory.salesRegistration : o.memory.crmCase;
   const memWorker = s.kind === 'sales' ? o.memory.erpDelivery : o.memory.crmDelivery;
   const downstreamMs = o.downstreamMs ?? ALLOWANCE.downstreamMs;
@@ -529,7 +583,10 @@ export const costPerMillion = (s: Scenario, m: Measured, v: Variant, o: CostOpti
     1e6 * wru(Math.max(item.accepted, item.claimed)) + // the claim (UpdateItem: the larger of before and after)
     1e6 * wru(Math.max(item.claimed, item.delivered)) + // the outcome, with its history step and event
     1e6 * wru(Math.max(item.delivered, item.published)) + // the outbox emptied once the event is published
-    1e6 * wru(Math.max(item.published, item.purged)); // the personal fields removed after 30 days
+    1e6 * wru(Math.max(item.webhooked, item.purged)); // the personal fields removed after 30 days
+  // The console's story: the webhook attempt noted on the record (the dispatcher's UpdateItem of `webhookStory`;
+  // no index projects it, so no index write). The delivery side's entries ride in the outcome's write above.
+  const webhookNoteUnits = o.withoutStory ? 0 : 1e6 * wru(Math.max(item.published, item.webhooked));
   // The `open` index (KEYS_ONLY, one unit per entry): written on create, removed at settle (before the cut, the
   // claim also moved it: a delete and a put).
   const openIndexUnits = o.claimMovesDue ? 4 : 2;
@@ -546,6 +603,7 @@ export const costPerMillion = (s: Scenario, m: Measured, v: Variant, o: CostOpti
     'SQS send': requests * sendChunks * PRICES.sqsRequest.usd,
     'SQS receive + delete': batches * (receiveChunks + receivesPerBatch) * PRICES.sqsRequest.usd,
     'DynamoDB table writes': writeUnits * PRICES.dynamoWriteUnit.usd,
+    'DynamoDB webhook attempt noted (console story)': webhookNoteUnits * PRICES.dynamoWriteUnit.usd,
     'DynamoDB open index writes': 1e6 * openIndexUnits * PRICES.dynamoWriteUnit.usd,
     'DynamoDB frame index writes':
       o.frameIndex && s.kind === 'sales' ? 1e6 * 2 * PRICES.dynamoWriteUnit.usd : 0,
@@ -704,6 +762,25 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
       ],
     ],
   );
+  // The console's story (lib/records/story.ts): before it, and with it.
+  const storyless = scenarios.map((sc) => sum(costPerMillion(sc, m, deployed, { ...o, withoutStory: true })));
+  const storyTable = markdownTable(
+    ["the console's story: total per million records", ...scenarios.map((sc) => sc.name)],
+    [
+      [
+        `before: no story (delivered record ${m.items.sales.withoutStory.delivered} B sales, ${m.items.case.withoutStory.delivered} B case)`,
+        ...storyless.map(usd),
+      ],
+      [
+        `with it: the attempt in the outcome's write (delivered ${m.items.sales.delivered} B sales, ${m.items.case.delivered} B case: still one write unit), the webhook attempt a write of its own`,
+        ...after.map(usd),
+      ],
+      [
+        'added',
+        ...storyless.map((b, i) => `${usd(after[i] - b)} (+${(((after[i] - b) / b) * 100).toFixed(1)} %)`),
+      ],
+    ],
+  );
   const featureItems = [
     'DynamoDB status index writes',
     'DynamoDB events + purge index writes',
@@ -727,6 +804,8 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
       variants,
       '',
       cutTable,
+      '',
+      storyTable,
       '',
       fixedTable,
       '',

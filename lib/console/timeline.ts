@@ -7,7 +7,7 @@ export type TimelineEntry =
   | StoryEntry
   | { at: string; type: 'final'; state: Exclude<RecordStatus, 'accepted'> };
 
-type TimelineSource = Pick<StatusRecord, 'id' | 'owner' | 'acceptedAt' | 'updatedAt' | 'status'> &
+type TimelineSource = Pick<StatusRecord, 'id' | 'kind' | 'owner' | 'acceptedAt' | 'updatedAt' | 'status'> &
   Partial<Pick<StatusRecord, 'history' | 'story' | 'webhookStory'>>;
 
 /** The history steps that were changes of state (each one an event): settling steps and redrives. */
@@ -36,8 +36,13 @@ export const lastEventIdOf = (record: Pick<TimelineSource, 'id' | 'history'>): s
  */
 export const timelineOf = (record: TimelineSource): TimelineEntry[] => {
   const entries: TimelineEntry[] = [{ at: record.acceptedAt, type: 'accepted', client: record.owner }];
+  const context = {
+    recordId: record.id,
+    client: record.owner,
+    downstream: record.kind === 'caseRecord' ? ('crm' as const) : ('erp' as const),
+  };
   for (const stored of [...(record.story ?? []), ...(record.webhookStory ?? [])]) {
-    const entry = decodeStoryEntry(stored);
+    const entry = decodeStoryEntry(stored, context);
     if (entry) entries.push(entry);
   }
   const finals = (record.history ?? []).filter((step) => step.status !== 'accepted');

@@ -45,70 +45,96 @@ export type StoryEntry =
 
 const TYPE_CODES = { attempt: 'a', held: 'h', redrive: 'r', webhook: 'w' } as const;
 
+/**
+ * What an entry is read back with: what the record itself says, so that no entry repeats it (its downstream, its
+ * client, its id in a webhook id).
+ */
+export interface StoryContext {
+  recordId: string;
+  client: string;
+  downstream: Downstream;
+}
+
+/** A time as epoch milliseconds in base 36 (8 characters until 2059): a third of its ISO form's 24. */
+const packTime = (iso: string): string => Date.parse(iso).toString(36);
+const unpackTime = (packed: string): string => new Date(Number.parseInt(packed, 36)).toISOString();
+
 const orNull = (text: string | undefined): number | null =>
   text === undefined || text === '' ? null : Number(text);
 
 /**
- * The stored form of an entry: one string, its free text (message, by, webhook id) last so that a `|` in it is kept.
+ * The stored form of an entry: one string, its free text (message, by, webhook id) last so that a `|` in it is kept;
+ * times packed, and nothing the record says itself (its downstream, its client; a webhook id of the record's own
+ * event keeps only the event's time).
  *
  * @example
- * encodeStoryEntry({ at: '2026-11-22T12:00:01.234Z', type: 'redrive', by: 'operator@example.com' })
- * // 'r|2026-11-22T12:00:01.234Z|operator@example.com'
+ * encodeStoryEntry({ at: '2026-11-22T12:00:01.234Z', type: 'redrive', by: 'operator@example.com' }, context)
+ * // 'r|mi7j8c2a|operator@example.com'
  */
-export const encodeStoryEntry = (entry: StoryEntry): string => {
-  const head = `${TYPE_CODES[entry.type]}|${entry.at}`;
+export const encodeStoryEntry = (entry: StoryEntry, context: Pick<StoryContext, 'recordId'>): string => {
+  const head = `${TYPE_CODES[entry.type]}|${packTime(entry.at)}`;
   switch (entry.type) {
-    case 'attempt':
-      return `${head}|${entry.downstream}|${entry.status ?? ''}|${Math.round(entry.durationMs)}|${(entry.message ?? '').slice(0, MESSAGE_LIMIT)}`;
+    case 'attempt': {
+      const message = (entry.message ?? '').slice(0, MESSAGE_LIMIT);
+      return `${head}|${entry.status ?? ''}|${Math.round(entry.durationMs)}${message ? `|${message}` : ''}`;
+    }
     case 'held':
-      return `${head}|${entry.downstream}|${entry.heldSince}|${entry.until ?? ''}`;
+      return `${head}|${packTime(entry.heldSince)}|${entry.until ? packTime(entry.until) : ''}`;
     case 'redrive':
       return `${head}|${entry.by}`;
-    case 'webhook':
-      return `${head}|${entry.client}|${entry.status ?? ''}|${entry.durationMs === undefined ? '' : Math.round(entry.durationMs)}|${entry.webhookId}`;
+    case 'webhook': {
+      const own = `${context.recordId}:`;
+      const eventAt = entry.webhookId.startsWith(own) ? entry.webhookId.slice(own.length) : undefined;
+      const id = eventAt && !Number.isNaN(Date.parse(eventAt)) ? packTime(eventAt) : `=${entry.webhookId}`;
+      const duration = entry.durationMs === undefined ? '' : Math.round(entry.durationMs);
+      return `${head}|${entry.status ?? ''}|${duration}|${id}`;
+    }
   }
 };
 
 /**
- * An entry read back from its stored string; undefined for one this version cannot read.
+ * An entry read back from its stored string, with what its record says; undefined for one this version cannot read.
  *
  * @example
- * decodeStoryEntry('r|2026-11-22T12:00:01.234Z|operator@example.com') // { at, type: 'redrive', by: 'operator@example.com' }
+ * decodeStoryEntry('r|mi7j8c2a|operator@example.com', context) // { at, type: 'redrive', by: 'operator@example.com' }
  */
-export const decodeStoryEntry = (stored: string): StoryEntry | undefined => {
-  const [code, at, ...rest] = stored.split('|');
+export const decodeStoryEntry = (stored: string, context: StoryContext): StoryEntry | undefined => {
+  const [code, packed, ...rest] = stored.split('|');
   const tail = (from: number) => rest.slice(from).join('|');
+  const at = unpackTime(packed);
   switch (code) {
     case 'a': {
-      const message = tail(3);
+      const message = tail(2);
       return {
         at,
         type: 'attempt',
-        downstream: rest[0] as Downstream,
-        status: orNull(rest[1]),
+        downstream: context.downstream,
+        status: orNull(rest[0]),
         ...(message ? { message } : {}),
-        durationMs: Number(rest[2]),
+        durationMs: Number(rest[1]),
       };
     }
     case 'h':
       return {
         at,
         type: 'held',
-        downstream: rest[0] as Downstream,
-        heldSince: rest[1],
-        ...(rest[2] ? { until: rest[2] } : {}),
+        downstream: context.downstream,
+        heldSince: unpackTime(rest[0]),
+        ...(rest[1] ? { until: unpackTime(rest[1]) } : {}),
       };
     case 'r':
       return { at, type: 'redrive', by: tail(0) };
-    case 'w':
+    case 'w': {
+      const id = tail(2);
       return {
         at,
         type: 'webhook',
-        client: rest[0],
-        status: orNull(rest[1]),
-        ...(rest[2] ? { durationMs: Number(rest[2]) } : {}),
-        webhookId: tail(3),
+        client: context.client,
+        webhookId: id.startsWith('=') ? id.slice(1) : `${context.recordId}:${unpackTime(id)}`,
+        status: orNull(rest[0]),
+        ...(rest[1] ? { durationMs: Number(rest[1]) } : {}),
       };
+    }
     default:
       return undefined;
   }
@@ -118,13 +144,14 @@ export const decodeStoryEntry = (stored: string): StoryEntry | undefined => {
  * A story with entries added, only the newest `limit` kept.
  *
  * @example
- * storyWith(['a|…'], [{ at, type: 'redrive', by: 'operator@example.com' }]) // ['a|…', 'r|…']
+ * storyWith(['a|…'], [{ at, type: 'redrive', by: 'operator@example.com' }], { recordId }) // ['a|…', 'r|…']
  */
 export const storyWith = (
   story: readonly string[] | undefined,
   entries: readonly StoryEntry[],
+  context: Pick<StoryContext, 'recordId'>,
   limit = STORY_LIMIT,
-): string[] => [...(story ?? []), ...entries.map(encodeStoryEntry)].slice(-limit);
+): string[] => [...(story ?? []), ...entries.map((entry) => encodeStoryEntry(entry, context))].slice(-limit);
 
 /**
  * The HTTP status a downstream's (redacted) answer text names (`HTTP 503…`), or null.

@@ -99,7 +99,7 @@ const listOf = (entry: object): AttributeValue => ({
  * `updatedAt`); webhook entries live apart (`webhookStory`), so no other writer touches `story`.
  */
 const addStory = (
-  read: Pick<StatusRecord, 'story'>,
+  read: Pick<StatusRecord, 'id' | 'story'>,
   entries: readonly StoryEntry[] | undefined,
   set: string[],
   values: Record<string, AttributeValue>,
@@ -110,10 +110,14 @@ const addStory = (
   if ((read.story?.length ?? 0) + entries.length <= STORY_LIMIT) {
     set.push('#story = list_append(if_not_exists(#story, :emptyStory), :storyAdded)');
     values[':emptyStory'] = { L: [] };
-    values[':storyAdded'] = { L: entries.map((entry) => ({ S: encodeStoryEntry(entry) })) };
+    values[':storyAdded'] = {
+      L: entries.map((entry) => ({ S: encodeStoryEntry(entry, { recordId: read.id }) })),
+    };
   } else {
     set.push('#story = :story');
-    values[':story'] = { L: storyWith(read.story, entries).map((entry) => ({ S: entry })) };
+    values[':story'] = {
+      L: storyWith(read.story, entries, { recordId: read.id }).map((entry) => ({ S: entry })),
+    };
   }
 };
 

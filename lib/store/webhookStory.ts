@@ -18,7 +18,7 @@ const append = (recordId: string, entry: WebhookEntry) =>
           'attribute_exists(id) AND (attribute_not_exists(webhookStory) OR size(webhookStory) < :limit)',
         ExpressionAttributeValues: {
           ':empty': { L: [] },
-          ':entry': { L: [{ S: encodeStoryEntry(entry) }] },
+          ':entry': { L: [{ S: encodeStoryEntry(entry, { recordId }) }] },
           ':limit': { N: String(WEBHOOK_STORY_LIMIT) },
         },
       }),

@@ -322,13 +322,16 @@ describe("a record's story in its timeline", () => {
   it('records a redrive and who made it, keeps the newest entries only, and audits it', async () => {
     // Prepare: a failed case whose story is full.
     const full = Array.from({ length: STORY_LIMIT }, (_, i) =>
-      encodeStoryEntry({
-        at: `2026-11-22T08:${String(i).padStart(2, '0')}:00.000Z`,
-        type: 'attempt',
-        downstream: 'crm',
-        status: 503,
-        durationMs: i,
-      }),
+      encodeStoryEntry(
+        {
+          at: `2026-11-22T08:${String(i).padStart(2, '0')}:00.000Z`,
+          type: 'attempt',
+          downstream: 'crm',
+          status: 503,
+          durationMs: i,
+        },
+        { recordId: 'f'.repeat(32) },
+      ),
     );
     const failed = acceptedCase({
       status: 'failed',
@@ -347,7 +350,7 @@ describe("a record's story in its timeline", () => {
     expect(redriven).toMatchObject({ statusCode: 200, json: { redriven: [failed.id], skipped: [] } });
     expect(record.story).toHaveLength(STORY_LIMIT);
     expect(record.story?.[0]).toBe(full[1]);
-    expect(record.story?.at(-1)).toMatch(/^r\|.*\|operator@example\.com$/);
+    expect(record.story?.at(-1)).toMatch(/^r\|[0-9a-z]+\|operator@example\.com$/);
     const view = await call('GET', `records/${failed.id}`, 'support');
     expect(
       (view.json.timeline as Record<string, unknown>[]).find((entry) => entry.type === 'redrive'),
@@ -384,7 +387,7 @@ describe("a record's story in its timeline", () => {
     const scan = await dynamoClient().send(new ScanCommand({ TableName: recordsTable() }));
     // Assess
     expect(kept).toHaveLength(WEBHOOK_STORY_LIMIT);
-    expect(kept[0]).toBe(encodeStoryEntry(note(2)));
+    expect(kept[0]).toBe(encodeStoryEntry(note(2), { recordId: record.id }));
     expect(afterExpiry).toBe(false);
     expect(JSON.stringify(scan.Items ?? [])).not.toContain(record.id);
   }, 30_000);
