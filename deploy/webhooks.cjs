@@ -151,7 +151,8 @@ const dispatcherRole = (clients, { service, stage }) => {
         },
       },
       // Each attempt noted in its record's story (lib/store/webhookStory.ts: the console's timeline): an UpdateItem
-      // of a status record (a record id: 32 characters, no `#`), of `webhookStory` only.
+      // of a status record (a record id: 32 characters, no `#`), of `webhookStory` only (on the condition that `id`
+      // exists: never a stub for an expired record).
       {
         Effect: 'Allow',
         Action: ['dynamodb:UpdateItem'],
@@ -159,7 +160,7 @@ const dispatcherRole = (clients, { service, stage }) => {
         Condition: {
           'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['????????????????????????????????'] },
           'ForAllValues:StringNotLike': { 'dynamodb:LeadingKeys': ['*#*'] },
-          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['webhookStory'] },
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'id', 'webhookStory'] },
           Null: { 'dynamodb:LeadingKeys': 'false' },
           StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
         },
