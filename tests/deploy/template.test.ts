@@ -403,7 +403,7 @@ describe('the webhook dispatcher, its queue and dead-letter queue', () => {
     expect(ref(statements[1].Resource)).toBe(ref([{ 'Fn::GetAtt': ['WebhookQueue', 'Arn'] }]));
     expect(ref(statements[2].Resource)).toBe(ref([{ 'Fn::GetAtt': ['RecordsTable', 'Arn'] }]));
     expect(ref(statements[3].Resource)).toBe(ref([{ 'Fn::GetAtt': ['RecordsTable', 'Arn'] }]));
-    expect(ref(statements[3].Condition)).toContain('webhookStory');
+    expect(ref((statements[3] as { Condition?: unknown }).Condition)).toContain('webhookStory');
     expect(ref(statements[4].Resource)).toContain('secret:dealer-gateway/ci/webhooks/example-dealer-??????');
   });
 
