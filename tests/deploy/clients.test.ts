@@ -207,7 +207,7 @@ describe('client keys in the packaged template', () => {
     expect(deployment.DependsOn).toEqual(expect.arrayContaining(responseIds));
   });
 
-  it('lets exactly the intake, status and event feed functions read exactly the key secret', () => {
+  it('lets exactly the intake, status and event feed functions read exactly the key secret, and the webhook signers only webhook secrets', () => {
     const byFunction = Object.fromEntries(
       ofType('AWS::Lambda::Function').map(([id, fn]) => [id.replace(/LambdaFunction$/, ''), fn]),
     );
@@ -228,8 +228,9 @@ describe('client keys in the packaged template', () => {
           },
         ]);
         expect(JSON.stringify(secretStatements)).not.toContain('*');
-      } else if (name === 'WebhookDispatcher') {
-        // It reads the clients' webhook secrets (dealer-gateway/<stage>/webhooks/<client>), never the key secret.
+      } else if (name === 'WebhookDispatcher' || name === 'ConsoleApi') {
+        // They read the clients' webhook secrets (dealer-gateway/<stage>/webhooks/<client>: the dispatcher signs with
+        // them, the console's "Resend webhook" too), never the key secret.
         expect(variables?.API_KEYS_SECRET, name).toBeUndefined();
         expect(JSON.stringify(secretStatements), name).toContain(':secret:dealer-gateway/ci/webhooks/');
         expect(JSON.stringify(secretStatements), name).not.toContain('api-keys');
