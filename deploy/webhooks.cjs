@@ -150,6 +150,19 @@ const dispatcherRole = (clients, { service, stage }) => {
           Null: { 'dynamodb:LeadingKeys': 'false' },
         },
       },
+      // Its clients' webhook summaries (`webhookSummary#<client>`, lib/webhooks/webhookSummary.ts): one update per try.
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:UpdateItem'],
+        Resource: [arnOf('RecordsTable')],
+        Condition: {
+          'ForAllValues:StringEquals': {
+            'dynamodb:LeadingKeys': clients.map((client) => `webhookSummary#${client.name}`),
+          },
+          Null: { 'dynamodb:LeadingKeys': 'false' },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+        },
+      },
       {
         Effect: 'Allow',
         Action: ['secretsmanager:GetSecretValue'],

@@ -253,3 +253,24 @@ export const consoleAuthSettings: Setting<ConsoleAuthSettings> = setting((env) =
   issuer: required('CONSOLE_ISSUER_URL', env.CONSOLE_ISSUER_URL?.trim()),
   clientId: required('CONSOLE_CLIENT_ID', env.CONSOLE_CLIENT_ID?.trim()),
 }));
+
+/**
+ * Where the console's "Activity" page reads records accepted, delivered and failed per hour
+ * (`CONSOLE_ACTIVITY_SOURCE`): `cloudwatch`, the service's metrics (on AWS, the default), or `store`, the records
+ * table itself (npm start, which has no CloudWatch).
+ *
+ * @example
+ * consoleActivitySource({ CONSOLE_ACTIVITY_SOURCE: 'store' }) // 'store'
+ */
+export const consoleActivitySource: Setting<'cloudwatch' | 'store'> = setting((env) => {
+  const value = env.CONSOLE_ACTIVITY_SOURCE?.trim() || 'cloudwatch';
+  if (value !== 'cloudwatch' && value !== 'store')
+    throw new Error('CONSOLE_ACTIVITY_SOURCE must be cloudwatch or store');
+  return value;
+});
+
+/** The namespace and service dimension of the service's metrics (lib/observability/metrics.ts publishes them so). */
+export const metricsIdentity: Setting<{ namespace: string; service: string }> = setting((env) => ({
+  namespace: env.POWERTOOLS_METRICS_NAMESPACE || 'DealerGateway',
+  service: env.POWERTOOLS_SERVICE_NAME || 'dealer-gateway',
+}));
