@@ -45,7 +45,7 @@ export const consoleSearchReport = (figures: ConsoleSearchFigures): { rows: Resu
   );
   const notes =
     `${records} settled records (7 in 10 sales, the rest cases; delivered, rejected and failed; live and test clients; accepted over 90 days), ` +
-    `written into npm start's own store while it was stopped (lib/store/statusRecords.ts toItem, BatchWriteItem: ${figures.seedSeconds.toFixed(0)} s), then npm start again. ` +
+    `written into npm start's own store while it was stopped (lib/store/statusRecords.ts toItem, BatchWriteItem, 500 at a time: ${figures.seedSeconds.toFixed(0)} s), then npm start again. ` +
     `${figures.searches} sequential searches of each kind over HTTP (\`GET /console/api/records?q=\`, a support user's bearer ID token from the local provider), ` +
     'after 10 to warm the handler, each for a record spread over the table and found in the answer. The first page (20 requests) is the listing newest first over the 8 `status` index partitions.';
   return { rows, text: `${table}\n\n${notes}` };
