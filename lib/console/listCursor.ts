@@ -21,9 +21,15 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const RECORD_ID = new RegExp(RECORD_ID_PATTERN);
 
-/** The filters a cursor belongs to, as a short digest: a cursor of another list (other filters) is refused. */
+/**
+ * The filters a cursor belongs to, as a short digest (of their entries in name order, so the same filters give the
+ * same digest however built): a cursor of another list (other filters) is refused.
+ */
 export const filtersDigest = (filters: object): string =>
-  createHash('sha256').update(JSON.stringify(filters)).digest('base64url').slice(0, 16);
+  createHash('sha256')
+    .update(JSON.stringify(Object.entries(filters).sort(([a], [b]) => (a < b ? -1 : 1))))
+    .digest('base64url')
+    .slice(0, 16);
 
 /**
  * The cursor of a position in the list of these filters.

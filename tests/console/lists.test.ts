@@ -10,7 +10,8 @@ import { handler } from '../../functions/consoleApi.ts';
 import { handler as caseHandler } from '../../functions/crmCase.ts';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
 import { storeActivity } from '../../lib/console/activity/storeActivity.ts';
-import { cursorOf } from '../../lib/console/listCursor.ts';
+import { cursorOf, type ListPosition, positionOf } from '../../lib/console/listCursor.ts';
+import { listingPartitions, listRecords } from '../../lib/console/recordListing.ts';
 import type { ConsoleRow } from '../../lib/console/rows.ts';
 import { resetDownstreamClients } from '../../lib/delivery/downstreams.ts';
 import { OutcomeTally } from '../../lib/observability/metrics.ts';
@@ -56,6 +57,7 @@ const seeded = {
   liveFrames: [] as string[],
   cases: [] as string[],
   openCase: '',
+  openTest: '',
   testDelivered: '',
   testFailed: '',
   testRejected: '',
@@ -158,8 +160,11 @@ beforeAll(async () => {
   const sales = await receive(stack.aws.sqs, stack.salesQueue, 5);
   const cases = await receive(stack.aws.sqs, stack.caseQueue, 2);
   await untilSettled([...sales.records, ...cases.records]);
-  // One case left accepted (its message left on the queue), then 60 sales accepted, never delivered.
+  // One case left accepted (its message left on the queue), a test sale too, then 60 sales, never delivered.
   seeded.openCase = await acceptCase();
+  [seeded.openTest] = await acceptSales(testKeys.testDealer, [
+    salesRegistrationInput({ FrameNum: uniqueFrame('OPEN') }),
+  ]);
   seeded.bulk = await acceptSales(
     testKeys.dealer,
     Array.from({ length: 60 }, () => salesRegistrationInput({ FrameNum: uniqueFrame('BULK') })),
@@ -290,12 +295,35 @@ describe('GET records', () => {
     expect(ids.sort()).toEqual([...seeded.bulk].sort());
   });
 
+  it('pages a listing merged from every partition, a few rows a page, each record once and newest first', async () => {
+    // Prepare: the whole list in one page.
+    const whole = await listRecords({}, undefined, 500);
+    // Act: 3 rows a page, each page's position through its cursor, as the route passes it on.
+    const rows: ConsoleRow[] = [];
+    let position: ListPosition | undefined;
+    for (let page = 0; page < 100; page++) {
+      const answer = await listRecords({}, position as Extract<ListPosition, { kind: 'listing' }>, 3);
+      rows.push(...answer.rows);
+      if (!answer.next) break;
+      position = positionOf(cursorOf(answer.next, {}), {}, listingPartitions({}));
+    }
+    // Assess
+    expect(whole.next).toBeUndefined();
+    expect(rows.map((row) => row.id)).toHaveLength(whole.rows.length);
+    expect(new Set(rows.map((row) => row.id))).toEqual(new Set(whole.rows.map((row) => row.id)));
+    expect(isNewestFirst(rows)).toBe(true);
+  });
+
   it.each([
     ['garbled', () => 'not-a-cursor!'],
     ['not JSON', () => Buffer.from('{"f":').toString('base64url')],
     [
-      'of another filter',
-      () => cursorOf({ kind: 'listing', partitions: { 'caseRecord#failed': 0 } }, { state: 'failed' }),
+      'of another filter (the same partitions, another client)',
+      () =>
+        cursorOf(
+          { kind: 'listing', partitions: { 'salesRegistration#accepted': 0 } },
+          { client: 'example-web-forms', state: 'accepted' },
+        ),
     ],
     [
       'naming a partition outside its filters',
@@ -428,14 +456,15 @@ describe('GET activity', () => {
     const total = (downstream: string, field: 'accepted' | 'delivered' | 'failed') =>
       hours.filter((hour) => hour.downstream === downstream).reduce((sum, hour) => sum + hour[field], 0);
     expect(hours).toHaveLength(48);
-    expect(total('erp', 'accepted')).toBe(5 + seeded.bulk.length);
+    expect(total('erp', 'accepted')).toBe(5 + 1 + seeded.bulk.length);
     expect(total('erp', 'delivered')).toBe(3);
     expect(total('erp', 'failed')).toBe(1);
     expect(total('crm', 'accepted')).toBe(3);
     expect(total('crm', 'delivered')).toBe(2);
     expect(answer.status).toBe(200);
     expect(answer.json.hours).toHaveLength(48);
-    expect(answer.json.open.count).toBe(seeded.bulk.length + 1);
+    // The open case, the open test sale and the bulk sales.
+    expect(answer.json.open.count).toBe(seeded.bulk.length + 2);
     const openCase = (await get('records', { q: seeded.openCase })).json.records[0] as ConsoleRow;
     expect(answer.json.open.oldestAcceptedAt).toBe(openCase.acceptedAt);
   });
