@@ -914,7 +914,7 @@ describe('what each role lets its function reach of the records table', () => {
     expect(beyond, `${fn.roleId} lets ${name} reach these keys; it called:\n${callTable(fn)}`).toEqual([]);
   });
 
-  it("webhookDispatcher: reaches its clients' webhook flags (webhook#<client>) and no other key", () => {
+  it("webhookDispatcher: reaches its clients' webhook flags and summaries (webhook#<client>, webhookSummary#<client>) and no other key", () => {
     // Prepare
     const fn = functions.find((f) => f.name === 'webhookDispatcher') as DeployedFunction;
     const statements = roleStatements(template, fn.roleId, refs);
@@ -928,7 +928,10 @@ describe('what each role lets its function reach of the records table', () => {
     // Act
     const reached = probes.filter((probe) => isAllowed(statements, probe));
     // Assess
-    expect([...new Set(reached.map((probe) => probe.shape))]).toEqual(['webhook#<client>']);
+    expect([...new Set(reached.map((probe) => probe.shape))]).toEqual([
+      'webhook#<client>',
+      'webhookSummary#<client>',
+    ]);
     expect(isAllowed(statements, otherClient)).toBe(false);
     expect(
       personalFieldReads(table, indexesWithPersonalFields()).filter((p) => isAllowed(statements, p)),
