@@ -2,7 +2,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { jsonResponse } from '../http/responses.ts';
 import { readHolds } from '../outage/holdStore.ts';
 import type { Downstream, HoldRecord } from '../outage/types.ts';
-import { outageSettings } from '../settings/settings.ts';
+import { outageProbeSeconds } from '../settings/settings.ts';
 import { countOpen } from '../store/openRecords.ts';
 import { serviceReader } from '../store/statusIndex.ts';
 import type { RecordKind } from '../types.ts';
@@ -46,7 +46,7 @@ const holdView = (hold: HoldRecord, probeSeconds: number) => {
  * await downstreamsAnswer() // 200 {"downstreams":[{"downstream":"erp","name":"SAP","held":false,"waiting":0},…]}
  */
 export const downstreamsAnswer = async (): Promise<APIGatewayProxyResult> => {
-  const { probeSeconds } = outageSettings();
+  const probeSeconds = outageProbeSeconds();
   const [holds, ...waiting] = await Promise.all([
     readHolds(serviceReader()),
     ...DOWNSTREAMS.map(({ kind }) => countOpen(kind, MAX_WAITING)),

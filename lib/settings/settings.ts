@@ -183,6 +183,17 @@ export interface OutageSettings {
 }
 
 /**
+ * `OUTAGE_PROBE_SECONDS` alone (default 30), for a reader of the holds that needs no other hold setting (the
+ * console's "Downstreams" page dates the last probe by it).
+ *
+ * @example
+ * outageProbeSeconds({ OUTAGE_PROBE_SECONDS: '10' }) // 10
+ */
+export const outageProbeSeconds: Setting<number> = setting((env) =>
+  positiveInteger('OUTAGE_PROBE_SECONDS', env.OUTAGE_PROBE_SECONDS, 30),
+);
+
+/**
  * The hold's settings; a bad value throws an error naming the setting and its rule.
  *
  * @example
@@ -191,7 +202,7 @@ export interface OutageSettings {
  */
 export const outageSettings: Setting<OutageSettings> = setting((env) => ({
   afterFailures: positiveInteger('OUTAGE_AFTER_FAILURES', env.OUTAGE_AFTER_FAILURES, 5),
-  probeSeconds: positiveInteger('OUTAGE_PROBE_SECONDS', env.OUTAGE_PROBE_SECONDS, 30),
+  probeSeconds: outageProbeSeconds(env),
   failureRate: share('OUTAGE_FAILURE_RATE', env.OUTAGE_FAILURE_RATE, 0.5),
   rateWindow: positiveInteger('OUTAGE_RATE_WINDOW', env.OUTAGE_RATE_WINDOW, 20),
   apiUsageShare: share('CRM_API_USAGE_SHARE', env.CRM_API_USAGE_SHARE, 0.8),
