@@ -247,10 +247,15 @@ describe('GET records', () => {
     // Act
     const from = (await allPages('records', { client: 'example-dealer', from: pivot.acceptedAt })).flat();
     const to = (await allPages('records', { client: 'example-dealer', to: pivot.acceptedAt })).flat();
+    const earliest = before.map((row) => row.acceptedAt).sort()[0];
+    const between = (
+      await allPages('records', { client: 'example-dealer', from: earliest, to: pivot.acceptedAt })
+    ).flat();
     // Assess
     expect(before.map((row) => row.id).sort()).toEqual([...seeded.liveSales].sort());
     expect(from.map((row) => row.id).sort()).toEqual(atOrAfter.map((row) => row.id).sort());
     expect(to.map((row) => row.id).sort()).toEqual(before.map((row) => row.id).sort());
+    expect(between.map((row) => row.id).sort()).toEqual(before.map((row) => row.id).sort());
   });
 
   it('finds a record by frame number, record id, SAP document number and Salesforce id', async () => {
