@@ -1,11 +1,14 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { activityAnswer } from './activity/activityRequest.ts';
+import { auditAnswer } from './auditRequest.ts';
+import { customerAnswer } from './customerRequest.ts';
 import { downstreamsAnswer } from './downstreamsRequest.ts';
 import { failedAnswer, recordsAnswer } from './listsRequest.ts';
 import { meAnswer } from './meRequest.ts';
 import { recordAnswer } from './recordRequest.ts';
 import { redriveAnswer } from './redriveRequest.ts';
 import type { ConsolePermission, ConsolePerson } from './types.ts';
+import { enableAnswer, resendAnswer } from './webhookRequests.ts';
 import { webhooksAnswer } from './webhooksRequest.ts';
 
 /** What a route is given: the request, the signed-in person, and the named parts of its path. */
@@ -47,4 +50,23 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
     permission: 'read',
     answer: ({ params }) => recordAnswer(params.id),
   },
+  {
+    method: 'GET',
+    path: /^records\/(?<id>[^/]+)\/customer$/,
+    permission: 'read',
+    answer: ({ params, person }) => customerAnswer(params.id, person),
+  },
+  {
+    method: 'POST',
+    path: /^records\/(?<id>[^/]+)\/webhook\/resend$/,
+    permission: 'act',
+    answer: ({ params, person }) => resendAnswer(params.id, person),
+  },
+  {
+    method: 'POST',
+    path: /^webhooks\/(?<client>[^/]+)\/enable$/,
+    permission: 'act',
+    answer: ({ params, person }) => enableAnswer(params.client, person),
+  },
+  { method: 'GET', path: /^audit$/, permission: 'act', answer: ({ event }) => auditAnswer(event) },
 ];

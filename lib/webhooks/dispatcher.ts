@@ -29,6 +29,7 @@ import { createRateLimiter } from './rateLimit.ts';
 import { WEBHOOK_RETRY_SCHEDULE } from './retrySchedule.ts';
 import { rotationWindowMs } from './secrets.ts';
 import { type SlowReceivers, slowReceiverProbeMs, slowReceivers } from './slowReceivers.ts';
+import { noteInStory } from './storyNote.ts';
 import { tableWebhookSummaries, type WebhookSummaries } from './webhookSummary.ts';
 
 /**
@@ -85,6 +86,7 @@ export const createWebhookDispatcher = (overrides: Partial<DispatchDependencies>
     });
     const deps: DispatchDependencies = {
       targetOf: configuredTarget,
+      noteAttempt: noteInStory,
       secretsOf: loadAwsWebhookSecrets,
       flags,
       limiter,

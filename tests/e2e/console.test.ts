@@ -114,13 +114,14 @@ describe('the console under npm start', () => {
     const answers = await Promise.all(
       [`records?q=${frame}`, 'records', 'failed', 'downstreams', 'webhooks', 'activity'].map(get),
     );
-    const bodies = await Promise.all(answers.map((answer) => answer.json()));
+    const bodies = (await Promise.all(answers.map((answer) => answer.json()))) as {
+      records?: { id: string }[];
+      hours?: { accepted: number }[];
+    }[];
     // Assess
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);
-    expect(bodies[0].records.map((row: { id: string }) => row.id)).toEqual([id]);
+    expect(bodies[0].records?.map((row) => row.id)).toEqual([id]);
     expect(bodies[5].hours).toHaveLength(48);
-    expect(
-      bodies[5].hours.reduce((sum: number, hour: { accepted: number }) => sum + hour.accepted, 0),
-    ).toBeGreaterThan(0);
+    expect(bodies[5].hours?.reduce((sum, hour) => sum + hour.accepted, 0)).toBeGreaterThan(0);
   }, 60_000);
 });
