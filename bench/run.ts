@@ -11,6 +11,7 @@
  *   node bench/run.ts outage [--outage-records 1000,10000]   # drain after an outage (bench/outageDrain.ts)
  *   node bench/run.ts fair [--fair-records 10000,100000]     # fair share between clients (bench/fairShare.ts)
  *   node bench/run.ts cold [--samples 11] [--cold-label <what>]   # cold start alone (bench/coldStart.ts)
+ *   node bench/run.ts console [--console-records 100000]   # the console's search on npm start (bench/consoleSearch.ts)
  *
  * Progress goes to stderr, the tables to stdout. A whole run writes bench/RESULTS.md; `cost` and `capacity` alone
  * replace only their own section of it, as do `batched`, `outage` and `fair`; `cold` writes a section per label
@@ -25,6 +26,8 @@ import { measureBatchedDelivery } from './batchedDelivery.ts';
 import { batchedReport } from './batchedReport.ts';
 import { type CapacityResult, capacityReport, measureCapacity } from './capacity.ts';
 import { measureColdStart } from './coldStart.ts';
+import { measureConsoleSearch } from './consoleSearch.ts';
+import { consoleSearchReport, consoleSearchTitle } from './consoleSearchReport.ts';
 import {
   ALLOWANCE,
   batchedWorker,
@@ -75,11 +78,12 @@ const { values: args, positionals } = parseArgs({
     'fair-records': { type: 'string', default: '10000' },
     // What a `cold` run measures (e.g. the change it comes before or after): its section's title.
     'cold-label': { type: 'string', default: 'latest' },
+    'console-records': { type: 'string', default: '100000' },
   },
 });
 const samples = Number(args.samples);
 const records = Number(args.records);
-const parts = ['local', 'cost', 'capacity', 'batched', 'outage', 'fair', 'cold'];
+const parts = ['local', 'cost', 'capacity', 'batched', 'outage', 'fair', 'cold', 'console'];
 if (positionals.some((p) => !parts.includes(p)) || positionals.length > 1)
   throw new Error(`unknown argument: ${positionals.join(' ')} (one of ${parts.join(', ')}, or none)`);
 const localOnly = positionals.includes('local');
@@ -90,6 +94,8 @@ const outageOnly = positionals.includes('outage');
 const outageSizes = args['outage-records'].split(',').map(Number);
 const fairOnly = positionals.includes('fair');
 const coldOnly = positionals.includes('cold');
+const consoleOnly = positionals.includes('console');
+const consoleRecords = Number(args['console-records']);
 const fairSizes = args['fair-records'].split(',').map(Number);
 const localSettings = {
   ...defaultLocalStackSettings,
@@ -284,6 +290,15 @@ if (fairOnly) {
   progress('wrote the fair section of bench/RESULTS.md');
   process.exit(0);
 }
+if (consoleOnly) {
+  const report = consoleSearchReport(await measureConsoleSearch({ records: consoleRecords, searches: 200 }));
+  const footer = `Written by \`npm run bench -- console${consoleRecords === 100_000 ? '' : ` --console-records ${consoleRecords}`}\` on ${partFooter((performance.now() - started) / 1000)}`;
+  const body = `${resultTable(report.rows)}\n\n${report.text}\n\n${footer}`;
+  console.log(body);
+  await writeSection('console', consoleSearchTitle, body);
+  progress('wrote the console section of bench/RESULTS.md');
+  process.exit(0);
+}
 if (batchedOnly || outageOnly) {
   const report = batchedOnly
     ? batchedReport(await measureBatchedDelivery())
@@ -373,6 +388,11 @@ const outage = await phase('outage', `drain after an outage: backlogs of ${outag
 const fair = await phase('fair', `fair share: a quiet client beside floods of ${fairSizes.join(', ')}…`, () =>
   measureFairShare(fairSizes),
 );
+const consoleSearch = await phase(
+  'console',
+  `console search: ${consoleRecords} records on npm start, by frame number and id…`,
+  () => measureConsoleSearch({ records: consoleRecords, searches: 200 }),
+);
 const costInputs = await phase('cost', 'cost: record sizes and log bytes at the deployed level…', () =>
   measureCostInputs(),
 );
@@ -451,7 +471,8 @@ rows.push({
 const batchedText = batchedReport(batched);
 const outageText = outageReport(outage, outageNote(outageSizes));
 const fairText = fairReport(fair, fairNote(fairSizes));
-rows.push(...batchedText.rows, ...outageText.rows, ...fairText.rows);
+const consoleText = consoleSearchReport(consoleSearch);
+rows.push(...batchedText.rows, ...outageText.rows, ...fairText.rows, ...consoleText.rows);
 rows.push(...localReport.rows);
 
 // ---- detail tables ----------------------------------------------------------------------------------------
@@ -564,6 +585,8 @@ const console_ = [
   '',
   fairText.text,
   '',
+  consoleText.text,
+  '',
   missed.length ? `Targets missed: ${missed.length} (see bench/FINDINGS.md)` : 'All targets met.',
   `Machine: ${machine}. Took ${seconds.toFixed(0)} s.`,
   othersLine,
@@ -675,6 +698,12 @@ ${outageText.text}
 
 ${fairText.text}
 <!-- fair:end -->
+
+<!-- console:start -->
+## ${consoleSearchTitle}
+
+${consoleText.text}
+<!-- console:end -->
 
 ## Reproduce
 

@@ -150,6 +150,19 @@ const dispatcherRole = (clients, { service, stage }) => {
           Null: { 'dynamodb:LeadingKeys': 'false' },
         },
       },
+      // Its clients' webhook summaries (`webhookSummary#<client>`, lib/webhooks/webhookSummary.ts): one update per try.
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:UpdateItem'],
+        Resource: [arnOf('RecordsTable')],
+        Condition: {
+          'ForAllValues:StringEquals': {
+            'dynamodb:LeadingKeys': clients.map((client) => `webhookSummary#${client.name}`),
+          },
+          Null: { 'dynamodb:LeadingKeys': 'false' },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+        },
+      },
       // Each attempt noted in its record's story (lib/store/webhookStory.ts: the console's timeline): an UpdateItem
       // of a status record (a record id: 32 characters, no `#`), of `webhookStory` only (on the condition that `id`
       // exists: never a stub for an expired record).

@@ -224,6 +224,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       LOCAL_API_URL: `http://localhost:${port}`,
       OFFLINE_LAMBDA_PORT: String(lambdaPort),
       OFFLINE_WEBSOCKET_PORT: String(websocketPort),
+      // No CloudWatch here: the console's "Activity" page counts from the store (lib/console/activity).
+      CONSOLE_ACTIVITY_SOURCE: 'store',
       ...localWebhooks.env,
       ...signIn.env,
       ...options.env,

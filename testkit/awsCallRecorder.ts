@@ -271,8 +271,15 @@ const eventsActions = (operation: string, body: Body): AuthorisedAction[] => {
   }));
 };
 
+/** CloudWatch's reads take no resource (IAM: `*`); the console reads GetMetricData only. */
+const monitoringActions = (operation: string): AuthorisedAction[] => {
+  if (operation !== 'GetMetricData') throw new Error(`CloudWatch ${operation}: not read by the recorder`);
+  return [{ action: 'cloudwatch:GetMetricData' }];
+};
+
 const READERS: Record<string, (operation: string, body: Body) => AuthorisedAction[]> = {
   dynamodb: dynamodbActions,
+  monitoring: monitoringActions,
   sqs: sqsActions,
   secretsmanager: secretsManagerActions,
   ssm: ssmActions,
@@ -358,7 +365,8 @@ const json = (status: number, body: unknown, contentType = 'application/x-amz-js
  * A real HTTP endpoint in front of the local AWS stand-ins that records every call made through it: who
  * signed it (the access key id of the SigV4 credential scope), the service, the operation and the resources
  * IAM authorises it on. DynamoDB and SQS calls go on to dynalite and fauxqs; Secrets Manager and SSM Parameter
- * Store are answered here from the values given, EventBridge's PutEvents is taken (kept in `putEvents`), and so is
+ * Store are answered here from the values given, CloudWatch's GetMetricData with empty series, EventBridge's
+ * PutEvents is taken (kept in `putEvents`), and so is
  * SQS's StartMessageMoveTask (`moveTasks`: fauxqs has none); any other
  * service is recorded and refused. Point every
  * `AWS_ENDPOINT_URL*` of a process at it (and its queue URLs: fauxqs finds a queue by the URL's last segment).
@@ -409,6 +417,21 @@ export const startAwsCallRecorder = async (options: AwsCallRecorderOptions) => {
           ARN: `arn:aws:ssm:${region}:${account}:parameter${name.startsWith('/') ? '' : '/'}${name}`,
           DataType: 'text',
         },
+      });
+    }
+    if (service === 'monitoring' && operation === 'GetMetricData') {
+      // No metric is stored here: every series asked for, empty.
+      const queries = (Array.isArray(body.MetricDataQueries) ? body.MetricDataQueries : []) as {
+        Id?: string;
+      }[];
+      return json(200, {
+        MetricDataResults: queries.map((q) => ({
+          Id: q.Id,
+          Timestamps: [],
+          Values: [],
+          StatusCode: 'Complete',
+        })),
+        Messages: [],
       });
     }
     if (service === 'events' && operation === 'PutEvents') {

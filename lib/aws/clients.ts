@@ -1,3 +1,4 @@
+import { CloudWatchClient } from './jsonProtocol/cloudWatch.ts';
 import { DynamoDBClient } from './jsonProtocol/dynamodb.ts';
 import { EventBridgeClient } from './jsonProtocol/eventBridge.ts';
 import { SecretsManagerClient } from './jsonProtocol/secretsManager.ts';
@@ -20,6 +21,7 @@ let dynamo: DynamoDBClient | undefined;
 let secrets: SecretsManagerClient | undefined;
 let events: EventBridgeClient | undefined;
 let ssm: SSMClient | undefined;
+let cloudWatch: CloudWatchClient | undefined;
 
 /**
  * The container's SQS client.
@@ -79,4 +81,15 @@ export const eventBridgeClient = (): EventBridgeClient => {
 export const ssmClient = (): SSMClient => {
   ssm ??= new SSMClient({});
   return ssm;
+};
+
+/**
+ * The container's CloudWatch client (the console's "Activity" page reads the service's metrics with it).
+ *
+ * @example
+ * await cloudWatchClient().send(new GetMetricDataCommand({ MetricDataQueries, StartTime, EndTime }));
+ */
+export const cloudWatchClient = (): CloudWatchClient => {
+  cloudWatch ??= new CloudWatchClient({});
+  return cloudWatch;
 };

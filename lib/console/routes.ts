@@ -1,11 +1,15 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { activityAnswer } from './activity/activityRequest.ts';
 import { auditAnswer } from './auditRequest.ts';
 import { customerAnswer } from './customerRequest.ts';
+import { downstreamsAnswer } from './downstreamsRequest.ts';
+import { failedAnswer, recordsAnswer } from './listsRequest.ts';
 import { meAnswer } from './meRequest.ts';
 import { recordAnswer } from './recordRequest.ts';
 import { redriveAnswer } from './redriveRequest.ts';
 import type { ConsolePermission, ConsolePerson } from './types.ts';
 import { enableAnswer, resendAnswer } from './webhookRequests.ts';
+import { webhooksAnswer } from './webhooksRequest.ts';
 
 /** What a route is given: the request, the signed-in person, and the named parts of its path. */
 export interface RouteRequest {
@@ -29,6 +33,11 @@ export interface ConsoleRoute {
  */
 export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   { method: 'GET', path: /^me$/, permission: 'read', answer: ({ person }) => meAnswer(person) },
+  { method: 'GET', path: /^records$/, permission: 'read', answer: ({ event }) => recordsAnswer(event) },
+  { method: 'GET', path: /^failed$/, permission: 'read', answer: ({ event }) => failedAnswer(event) },
+  { method: 'GET', path: /^downstreams$/, permission: 'read', answer: () => downstreamsAnswer() },
+  { method: 'GET', path: /^webhooks$/, permission: 'read', answer: () => webhooksAnswer() },
+  { method: 'GET', path: /^activity$/, permission: 'read', answer: () => activityAnswer() },
   {
     method: 'POST',
     path: /^records\/redrive$/,

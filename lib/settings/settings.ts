@@ -183,6 +183,17 @@ export interface OutageSettings {
 }
 
 /**
+ * `OUTAGE_PROBE_SECONDS` alone (default 30), for a reader of the holds that needs no other hold setting (the
+ * console's "Downstreams" page dates the last probe by it).
+ *
+ * @example
+ * outageProbeSeconds({ OUTAGE_PROBE_SECONDS: '10' }) // 10
+ */
+export const outageProbeSeconds: Setting<number> = setting((env) =>
+  positiveInteger('OUTAGE_PROBE_SECONDS', env.OUTAGE_PROBE_SECONDS, 30),
+);
+
+/**
  * The hold's settings; a bad value throws an error naming the setting and its rule.
  *
  * @example
@@ -191,7 +202,7 @@ export interface OutageSettings {
  */
 export const outageSettings: Setting<OutageSettings> = setting((env) => ({
   afterFailures: positiveInteger('OUTAGE_AFTER_FAILURES', env.OUTAGE_AFTER_FAILURES, 5),
-  probeSeconds: positiveInteger('OUTAGE_PROBE_SECONDS', env.OUTAGE_PROBE_SECONDS, 30),
+  probeSeconds: outageProbeSeconds(env),
   failureRate: share('OUTAGE_FAILURE_RATE', env.OUTAGE_FAILURE_RATE, 0.5),
   rateWindow: positiveInteger('OUTAGE_RATE_WINDOW', env.OUTAGE_RATE_WINDOW, 20),
   apiUsageShare: share('CRM_API_USAGE_SHARE', env.CRM_API_USAGE_SHARE, 0.8),
@@ -252,4 +263,25 @@ export interface ConsoleAuthSettings {
 export const consoleAuthSettings: Setting<ConsoleAuthSettings> = setting((env) => ({
   issuer: required('CONSOLE_ISSUER_URL', env.CONSOLE_ISSUER_URL?.trim()),
   clientId: required('CONSOLE_CLIENT_ID', env.CONSOLE_CLIENT_ID?.trim()),
+}));
+
+/**
+ * Where the console's "Activity" page reads records accepted, delivered and failed per hour
+ * (`CONSOLE_ACTIVITY_SOURCE`): `cloudwatch`, the service's metrics (on AWS, the default), or `store`, the records
+ * table itself (npm start, which has no CloudWatch).
+ *
+ * @example
+ * consoleActivitySource({ CONSOLE_ACTIVITY_SOURCE: 'store' }) // 'store'
+ */
+export const consoleActivitySource: Setting<'cloudwatch' | 'store'> = setting((env) => {
+  const value = env.CONSOLE_ACTIVITY_SOURCE?.trim() || 'cloudwatch';
+  if (value !== 'cloudwatch' && value !== 'store')
+    throw new Error('CONSOLE_ACTIVITY_SOURCE must be cloudwatch or store');
+  return value;
+});
+
+/** The namespace and service dimension of the service's metrics (lib/observability/metrics.ts publishes them so). */
+export const metricsIdentity: Setting<{ namespace: string; service: string }> = setting((env) => ({
+  namespace: env.POWERTOOLS_METRICS_NAMESPACE || 'DealerGateway',
+  service: env.POWERTOOLS_SERVICE_NAME || 'dealer-gateway',
 }));

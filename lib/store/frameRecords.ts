@@ -52,3 +52,44 @@ export const salesRecordsByFrame = async (owner: string, frameNum: string): Prom
   } while (startKey);
   return entries;
 };
+
+/** What the console's search reads of a `frame` index entry: a list row's attributes, nothing else. */
+const FRAME_ROW_ATTRIBUTES = ['pk', 'frameKey', 'acceptedAt', 'id', 'status', 'attempts', 'updatedAt'];
+
+/** A `frame` index entry as a list row is made of it. */
+export type FrameRowEntry = Pick<
+  StatusRecord,
+  'id' | 'status' | 'attempts' | 'acceptedAt' | 'updatedAt' | 'frameKey'
+>;
+
+/**
+ * Up to `limit` of an owner's sales records with this frame number, newest first: one Query of the `frame` index
+ * naming the attributes it reads (the console's role reads named attributes only); no table scan.
+ *
+ * @example
+ * await frameRowEntries('example-dealer', 'TESTFRAME00000001', 100) // [{ id: '3f0c…', status: 'delivered', … }]
+ */
+export const frameRowEntries = async (
+  owner: string,
+  frameNum: string,
+  limit: number,
+): Promise<FrameRowEntry[]> => {
+  const names = Object.fromEntries(FRAME_ROW_ATTRIBUTES.map((name, i) => [`#a${i}`, name]));
+  const out = await dynamoClient().send(
+    new QueryCommand({
+      TableName: recordsTable(),
+      IndexName: FRAME_INDEX,
+      KeyConditionExpression: '#a1 = :frameKey',
+      ExpressionAttributeValues: { ':frameKey': { S: frameKeyOf(owner, frameNum) } },
+      Select: 'SPECIFIC_ATTRIBUTES',
+      ProjectionExpression: Object.keys(names).join(', '),
+      ExpressionAttributeNames: names,
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  return (out.Items ?? []).map((item) => {
+    const { pk: _pk, ...entry } = unmarshall(item);
+    return entry as FrameRowEntry;
+  });
+};

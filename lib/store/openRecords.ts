@@ -1,5 +1,6 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
-import { UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
+import { QueryCommand, UpdateItemCommand } from '../aws/jsonProtocol/dynamodb.ts';
 import { recordsTable } from '../settings/settings.ts';
 import type { RecordKind } from '../types.ts';
 import { type DueIndex, dueIds } from './sparseIndex.ts';
@@ -125,4 +126,33 @@ export const undoPostpone = async (id: string, movedTo: string, before: DueBefor
       }),
     ),
   );
+};
+
+/**
+ * How many `accepted` records one `open` partition holds, counted up to `atMost` (Query with `Select: COUNT`, a
+ * page of at most 5,000 keys a call, so a backlog of any size costs a bounded read): the records waiting for a
+ * downstream. Answers `atMost` when there are at least as many.
+ *
+ * @example
+ * await countOpen('caseRecord', 20_000) // 42
+ */
+export const countOpen = async (openKind: RecordKind | string, atMost: number): Promise<number> => {
+  let count = 0;
+  let startKey: Record<string, AttributeValue> | undefined;
+  do {
+    const out = await dynamoClient().send(
+      new QueryCommand({
+        TableName: recordsTable(),
+        IndexName: OPEN_INDEX,
+        KeyConditionExpression: 'openKind = :kind',
+        ExpressionAttributeValues: { ':kind': { S: openKind } },
+        Select: 'COUNT',
+        Limit: Math.min(5_000, atMost - count),
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    count += out.Count ?? 0;
+    startKey = out.LastEvaluatedKey;
+  } while (startKey && count < atMost);
+  return Math.min(count, atMost);
 };

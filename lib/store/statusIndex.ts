@@ -91,6 +91,8 @@ export const serviceReader = (): TableReader => ({
 export interface StatusQueryOptions {
   /** Only records accepted before this ISO time (a key condition: what is newer is not read at all). */
   acceptedBefore?: string;
+  /** Only records accepted at or after this ISO time (a key condition, as `acceptedBefore`). */
+  acceptedFrom?: string;
   /** Only the records of this client (a filter: read, then dropped). */
   owner?: string;
   /** Only the records of one of these clients (a filter); an empty list matches nothing. */
@@ -109,7 +111,19 @@ const statusQuery = (kind: RecordKind, status: RecordStatus, options: StatusQuer
   const filters: string[] = [];
   const names: Record<string, string> = {};
   const values: Item = { ':statusKey': { S: statusKeyOf(kind, status) } };
-  if (options.acceptedBefore !== undefined) values[':before'] = { S: options.acceptedBefore };
+  const keyConditions = ['statusKey = :statusKey'];
+  if (options.acceptedBefore !== undefined && options.acceptedFrom !== undefined) {
+    keyConditions.push('acceptedAt BETWEEN :from AND :before');
+    values[':from'] = { S: options.acceptedFrom };
+    // BETWEEN takes its bounds inclusive; `acceptedBefore` is exclusive: one millisecond less (ISO sorts so).
+    values[':before'] = { S: new Date(Date.parse(options.acceptedBefore) - 1).toISOString() };
+  } else if (options.acceptedBefore !== undefined) {
+    keyConditions.push('acceptedAt < :before');
+    values[':before'] = { S: options.acceptedBefore };
+  } else if (options.acceptedFrom !== undefined) {
+    keyConditions.push('acceptedAt >= :from');
+    values[':from'] = { S: options.acceptedFrom };
+  }
   if (options.owner !== undefined) {
     filters.push('#owner = :owner');
     names['#owner'] = 'owner';
@@ -134,10 +148,7 @@ const statusQuery = (kind: RecordKind, status: RecordStatus, options: StatusQuer
   return {
     TableName: recordsTable(),
     IndexName: STATUS_INDEX,
-    KeyConditionExpression:
-      options.acceptedBefore === undefined
-        ? 'statusKey = :statusKey'
-        : 'statusKey = :statusKey AND acceptedAt < :before',
+    KeyConditionExpression: keyConditions.join(' AND '),
     ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
     ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
     ExpressionAttributeValues: values,
@@ -147,6 +158,46 @@ const statusQuery = (kind: RecordKind, status: RecordStatus, options: StatusQuer
 const entryOf = (item: Item): StatusIndexEntry => {
   const { pk: _pk, statusKey: _statusKey, ...entry } = unmarshall(item);
   return entry as StatusIndexEntry;
+};
+
+/** One page of a partition of the `status` index, read where the caller left off. */
+export interface StatusPage {
+  entries: StatusIndexEntry[];
+  /** Where the next page starts (DynamoDB's LastEvaluatedKey); absent after the partition's last page. */
+  lastKey?: Item;
+}
+
+/**
+ * One page of the records of a kind in a state (with the same narrowing as {@link recordsByStatus}), newest
+ * `acceptedAt` first with `newestFirst`, from `startKey` (a page's `lastKey`): for a listing that merges several
+ * partitions and keeps its place in each (lib/console/recordListing.ts). At most `pageSize` items are read; a filter
+ * may leave fewer, even none, with a `lastKey` still.
+ *
+ * @example
+ * const { entries, lastKey } = await statusPage('caseRecord', 'failed', { newestFirst: true, pageSize: 50 });
+ */
+export const statusPage = async (
+  kind: RecordKind,
+  status: RecordStatus,
+  options: StatusQueryOptions & { newestFirst?: boolean; startKey?: Item } = {},
+): Promise<StatusPage> => {
+  if (options.ownersIn?.length === 0) return { entries: [] };
+  const reader = options.reader ?? serviceReader();
+  const input = statusQuery(kind, status, options);
+  const projection = projectionOf(ENTRY_ATTRIBUTES);
+  const out = await reader.query({
+    ...input,
+    Select: 'SPECIFIC_ATTRIBUTES',
+    ProjectionExpression: projection.ProjectionExpression,
+    ExpressionAttributeNames: { ...input.ExpressionAttributeNames, ...projection.ExpressionAttributeNames },
+    ScanIndexForward: !options.newestFirst,
+    Limit: options.pageSize ?? 100,
+    ExclusiveStartKey: options.startKey,
+  });
+  return {
+    entries: (out.Items ?? []).map(entryOf),
+    ...(out.LastEvaluatedKey ? { lastKey: out.LastEvaluatedKey } : {}),
+  };
 };
 
 /**

@@ -18,6 +18,7 @@ import { nextAttemptAt, type RetrySchedule, WEBHOOK_RETRY_SCHEDULE } from './ret
 import { signingSecrets, type WebhookSecrets } from './secrets.ts';
 import { signWebhook } from './signing.ts';
 import type { SlowReceivers, TryPermit } from './slowReceivers.ts';
+import type { WebhookSummaries } from './webhookSummary.ts';
 
 /** SQS's longest visibility timeout: 12 hours. */
 export const MAX_VISIBILITY_SECONDS = 43_200;
@@ -61,6 +62,8 @@ export interface DispatchDependencies {
   secretsOf(client: string): Promise<WebhookSecrets>;
   flags: WebhookSwitch;
   limiter: RateLimiter;
+  /** Where each call made is noted for the console's "Webhooks" page (lib/webhooks/webhookSummary.ts); none: not noted. */
+  summaries?: WebhookSummaries;
   /** The receivers timing out; without it every event is tried. */
   slowReceivers?: SlowReceivers;
   /** Hides the message for `seconds` (its retry time). */
@@ -202,6 +205,7 @@ export const dispatchWebhookMessage = async (
   }
   if (permit !== 'holdBack')
     deps.slowReceivers?.settled(client, permit, result.kind === 'retry' && result.timedOut === true);
+  await deps.summaries?.noteTry(client, result.kind === 'delivered', new Date(now()));
   if (result.kind === 'delivered') return { outcome: 'delivered', client, status: result.status };
   if (result.kind === 'gone') {
     await deps.flags.disable(client, { at: new Date(now()).toISOString(), status: result.status });

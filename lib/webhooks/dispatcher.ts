@@ -30,6 +30,18 @@ import { WEBHOOK_RETRY_SCHEDULE } from './retrySchedule.ts';
 import { rotationWindowMs } from './secrets.ts';
 import { type SlowReceivers, slowReceiverProbeMs, slowReceivers } from './slowReceivers.ts';
 import { noteInStory } from './storyNote.ts';
+import { tableWebhookSummaries, type WebhookSummaries } from './webhookSummary.ts';
+
+/**
+ * Notes tries without ever failing one: a summary not written costs the console's "Webhooks" page a count, and must
+ * not bring an event back to be posted again.
+ */
+const bestEffort = (summaries: WebhookSummaries): WebhookSummaries => ({
+  noteTry: (client, succeeded, at) =>
+    summaries.noteTry(client, succeeded, at).catch((error: unknown) => {
+      logger.warn('webhook summary not written', { client, ...errorSummary(error) });
+    }),
+});
 
 /** The queue's ARN (`arn:aws:sqs:<region>:<account>:<name>`) → its URL, for ChangeMessageVisibility. */
 const queueUrlOf = (record: SQSRecord): string => {
@@ -80,6 +92,7 @@ export const createWebhookDispatcher = (overrides: Partial<DispatchDependencies>
       limiter,
       slowReceivers: receivers,
       rotationWindowMs: rotationWindowMs(),
+      summaries: bestEffort(tableWebhookSummaries()),
       schedule,
       retryIn: async (record, seconds) => {
         await sqsClient().send(

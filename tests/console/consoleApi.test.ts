@@ -52,6 +52,8 @@ beforeAll(async () => {
     ...oidc.env,
     AWS_ENDPOINT_URL_EVENTBRIDGE: bus.endpoint,
     EVENT_BUS_NAME: 'dealer-gateway-console',
+    // No CloudWatch here: the "Activity" page counts from the store, as under npm start.
+    CONSOLE_ACTIVITY_SOURCE: 'store',
   });
   for (const [role, email] of [
     ['support', 'support@example.com'],
@@ -135,6 +137,11 @@ const call = async (
 const routes = (): [string, 'GET' | 'POST', string, unknown][] => [
   ['GET me', 'GET', 'me', undefined],
   ['GET records/{id}', 'GET', `records/${seeded.other.id}`, undefined],
+  ['GET records', 'GET', 'records', undefined],
+  ['GET failed', 'GET', 'failed', undefined],
+  ['GET downstreams', 'GET', 'downstreams', undefined],
+  ['GET webhooks', 'GET', 'webhooks', undefined],
+  ['GET activity', 'GET', 'activity', undefined],
   ['POST records/redrive', 'POST', 'records/redrive', { ids: [seeded.other.id] }],
 ];
 
@@ -244,6 +251,20 @@ describe('the console API with a valid session', () => {
     expect(found.body).not.toContain(String((seeded.other.record as { email?: string }).email));
     expect([unknown.statusCode, malformed.statusCode]).toEqual([404, 404]);
     expectSecurityHeaders(unknown);
+  });
+
+  it('answers every list to support and operators, and to a person with no console role 403', async () => {
+    // Prepare
+    const noRole = `Bearer ${await signed({ 'cognito:groups': ['someone-else'] })}`;
+    for (const path of ['records', 'failed', 'downstreams', 'webhooks', 'activity']) {
+      // Act
+      const support = await call('GET', path, `Bearer ${tokens.support}`);
+      const operator = await call('GET', path, `Bearer ${tokens.operator}`);
+      const refused = await call('GET', path, noRole);
+      // Assess
+      expect([support.statusCode, operator.statusCode, refused.statusCode], path).toEqual([200, 200, 403]);
+      expectSecurityHeaders(support);
+    }
   });
 
   it('refuses the redrive to support (403) and changes nothing', async () => {

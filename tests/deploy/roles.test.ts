@@ -151,6 +151,7 @@ const environmentOf = (
     AWS_ENDPOINT_URL_SECRETS_MANAGER: recorder.endpoint,
     AWS_ENDPOINT_URL_SSM: recorder.endpoint,
     AWS_ENDPOINT_URL_EVENTBRIDGE: recorder.endpoint,
+    AWS_ENDPOINT_URL_CLOUDWATCH: recorder.endpoint,
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
   });
 };
@@ -597,6 +598,50 @@ describe('the operations console: consoleApi', () => {
     ]);
   }, 60_000);
 
+  it('read every list a support user reads: records searched and filtered, failed, downstreams, webhooks, activity from CloudWatch', async () => {
+    // Prepare: a sale, a case, a failed case.
+    const frame = uniqueFrame();
+    const [saleId] = salesIds(
+      await api('salesRegistration', jsonPost(SALES, [salesRegistrationInput({ FrameNum: frame })])),
+    );
+    const { CrmId } = (await api('crmCase', jsonPost(CASE, caseInput({ frameNo: uniqueFrame() })))).body;
+    await aws.drain(aws.resources.queues.CaseQueue.url);
+    await aws.drain(aws.resources.queues.SalesRegistrationQueue.url);
+    await fail(CrmId, 'caseRecord');
+    const support = await tokenOf('support@example.com');
+    // Act
+    const answers = await Promise.all(
+      [
+        'records',
+        `records?q=${frame}`,
+        `records?q=${saleId}`,
+        'records?q=49000001',
+        'records?kind=crmCase&state=failed&mode=live&from=2026-01-01',
+        'failed',
+        'downstreams',
+        'webhooks',
+        'activity',
+      ].map((path) => {
+        const [route, query] = path.split('?');
+        return api(
+          'consoleApi',
+          apiEvent({
+            httpMethod: 'GET',
+            path: `/console/api/${route}`,
+            resource: '/console/api/{proxy+}',
+            pathParameters: { proxy: route },
+            queryStringParameters: query ? Object.fromEntries(new URLSearchParams(query)) : null,
+            headers: { Authorization: `Bearer ${support}` },
+          }),
+        );
+      }),
+    );
+    // Assess: each answered (the role's check is the suite's, over every call recorded)
+    expect(answers.map((answer) => answer.status)).toEqual(Array(9).fill(200));
+    expect(answers[1].body.records.map((row: { id: string }) => row.id)).toEqual([saleId]);
+    expect(answers[5].body.records.map((row: { id: string }) => row.id)).toContain(CrmId);
+  }, 60_000);
+
   it("show a record's customer, resend its last event, enable a webhook and list the audit", async () => {
     // Prepare: a sale accepted, failed and redriven (its `accepted` event published: a feed entry), and its
     // client's webhook disabled.
@@ -911,7 +956,7 @@ describe('what each role lets its function reach of the records table', () => {
     expect(beyond, `${fn.roleId} lets ${name} reach these keys; it called:\n${callTable(fn)}`).toEqual([]);
   });
 
-  it("webhookDispatcher: reaches its clients' webhook flags (webhook#<client>) and no other key", () => {
+  it("webhookDispatcher: reaches its clients' webhook flags and summaries and records' webhookStory, and no other key", () => {
     // Prepare
     const fn = functions.find((f) => f.name === 'webhookDispatcher') as DeployedFunction;
     const statements = roleStatements(template, fn.roleId, refs);
@@ -925,8 +970,12 @@ describe('what each role lets its function reach of the records table', () => {
     // Act
     const reached = probes.filter((probe) => isAllowed(statements, probe));
     // Assess
-    // ... and a record's `webhookStory`, each attempt noted there (the console's timeline).
-    expect([...new Set(reached.map((probe) => probe.shape))]).toEqual(['record id', 'webhook#<client>']);
+    // ... its summaries, and a record's `webhookStory`, each attempt noted there (the console's timeline).
+    expect([...new Set(reached.map((probe) => probe.shape))]).toEqual([
+      'record id',
+      'webhook#<client>',
+      'webhookSummary#<client>',
+    ]);
     expect(isAllowed(statements, otherClient)).toBe(false);
     expect(
       personalFieldReads(table, indexesWithPersonalFields()).filter((p) => isAllowed(statements, p)),

@@ -44,6 +44,8 @@ beforeAll(async () => {
 
 afterAll(() => rm(outDir, { recursive: true, force: true }));
 
+/** Actions IAM authorises on no resource (`Resource: '*'` is their only form). */
+const RESOURCELESS_ACTIONS = ['cloudwatch:GetMetricData'];
 describe('packaged CloudFormation template', () => {
   it('runs every function on nodejs24.x, arm64, behind a REST API', () => {
     expect(functions().length).toBeGreaterThanOrEqual(6);
@@ -189,7 +191,7 @@ describe('packaged CloudFormation template', () => {
     ]);
   });
 
-  it('gives every function its own role, with no wildcard action or resource', () => {
+  it('gives every function its own role, with no wildcard action, nor a wildcard resource but for an action that takes none', () => {
     const roles = functions().map(([, fn]) => roleOf(fn));
     expect(new Set(roles).size).toBe(roles.length);
     // Every role Lambda may assume belongs to one function (EventBridge's role for the webhooks: events.test.ts).
@@ -200,7 +202,9 @@ describe('packaged CloudFormation template', () => {
     for (const role of roles) {
       for (const statement of statementsOf(role)) {
         for (const action of statement.Action) expect(action === '*' || action.endsWith(':*')).toBe(false);
-        for (const resource of statement.Resource) expect(resource).not.toBe('*');
+        // CloudWatch's GetMetricData (the console's "Activity" page) has no resource-level permission: `*` only.
+        const resourceless = statement.Action.every((action) => RESOURCELESS_ACTIONS.includes(action));
+        for (const resource of statement.Resource) if (!resourceless) expect(resource).not.toBe('*');
       }
     }
   });
@@ -396,6 +400,8 @@ describe('the webhook dispatcher, its queue and dead-letter queue', () => {
       ['logs:CreateLogStream', 'logs:PutLogEvents'],
       ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage'],
       ['dynamodb:GetItem', 'dynamodb:PutItem'],
+      // Each try noted in its client's webhook summary (the console's "Webhooks" page).
+      ['dynamodb:UpdateItem'],
       // Each attempt noted in its record's story (the console's timeline).
       ['dynamodb:UpdateItem'],
       ['secretsmanager:GetSecretValue'],
@@ -403,8 +409,12 @@ describe('the webhook dispatcher, its queue and dead-letter queue', () => {
     expect(ref(statements[1].Resource)).toBe(ref([{ 'Fn::GetAtt': ['WebhookQueue', 'Arn'] }]));
     expect(ref(statements[2].Resource)).toBe(ref([{ 'Fn::GetAtt': ['RecordsTable', 'Arn'] }]));
     expect(ref(statements[3].Resource)).toBe(ref([{ 'Fn::GetAtt': ['RecordsTable', 'Arn'] }]));
-    expect(ref((statements[3] as { Condition?: unknown }).Condition)).toContain('webhookStory');
-    expect(ref(statements[4].Resource)).toContain('secret:dealer-gateway/ci/webhooks/example-dealer-??????');
+    expect(ref((statements[3] as { Condition?: unknown }).Condition)).toContain(
+      'webhookSummary#example-dealer',
+    );
+    expect(ref(statements[4].Resource)).toBe(ref([{ 'Fn::GetAtt': ['RecordsTable', 'Arn'] }]));
+    expect(ref((statements[4] as { Condition?: unknown }).Condition)).toContain('webhookStory');
+    expect(ref(statements[5].Resource)).toContain('secret:dealer-gateway/ci/webhooks/example-dealer-??????');
   });
 
   it('no longer sends a secret in a header: no API destination, no connection, no secret header', () => {

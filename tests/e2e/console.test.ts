@@ -83,4 +83,45 @@ describe('the console under npm start', () => {
     // Assess
     expect(out).toMatchObject({ refused: { status: 401 } });
   });
+
+  it('answers every list under npm start: a sale found by its frame number, the activity counted from the store', async () => {
+    // Prepare: a sale accepted over HTTP, and a support user signed in.
+    const frame = `E2ELIST${Date.now().toString(36).toUpperCase()}`;
+    const accepted = await fetch(`${service.url}/erp/sales_registration`, {
+      method: 'POST',
+      headers: { 'x-api-key': service.keys['example-dealer'], 'content-type': 'application/json' },
+      body: JSON.stringify([
+        {
+          DealerId: 1234,
+          FrameNum: frame,
+          SaleDate: '2026-11-20',
+          Name: 'Sample',
+          Name2: 'Alex',
+          Street: '1 Sample Street',
+          email: 'alex@example.com',
+          Phone: '+61 400 000 000',
+          CommPriv: 'P',
+        },
+      ]),
+    });
+    const [{ id }] = ((await accepted.json()) as { registrations: { id: string }[] }).registrations;
+    const issuer = /^\[local\] console sign-in provider: (\S+)$/m.exec(service.output())?.[1] ?? '';
+    const support = printedUser('support@example.com');
+    const { idToken } = (await signIn('support@example.com', support?.password ?? '', issuer)) as SignedIn;
+    const get = (path: string) =>
+      fetch(`${service.url}/console/api/${path}`, { headers: { authorization: `Bearer ${idToken}` } });
+    // Act
+    const answers = await Promise.all(
+      [`records?q=${frame}`, 'records', 'failed', 'downstreams', 'webhooks', 'activity'].map(get),
+    );
+    const bodies = (await Promise.all(answers.map((answer) => answer.json()))) as {
+      records?: { id: string }[];
+      hours?: { accepted: number }[];
+    }[];
+    // Assess
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(bodies[0].records?.map((row) => row.id)).toEqual([id]);
+    expect(bodies[5].hours).toHaveLength(48);
+    expect(bodies[5].hours?.reduce((sum, hour) => sum + hour.accepted, 0)).toBeGreaterThan(0);
+  }, 60_000);
 });

@@ -12,6 +12,7 @@ import type { RecordStateChanged } from '../../lib/events/types.ts';
 import { tableWebhookSwitch } from '../../lib/webhooks/disabledWebhooks.ts';
 import { createWebhookDispatcher } from '../../lib/webhooks/dispatcher.ts';
 import { newWebhookSecret, type WebhookSecrets } from '../../lib/webhooks/secrets.ts';
+import { readWebhookSummary } from '../../lib/webhooks/webhookSummary.ts';
 import { pollOnce } from '../../local/queuePoller.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../sandbox/webhookReceiver.ts';
 import { isolatedAws } from '../../testkit/isolatedAws.ts';
@@ -145,6 +146,31 @@ describe('the webhook dispatcher', () => {
     expect(first.failed).toBe(1);
     expect(second).toEqual({ received: 1, deleted: 1, failed: 0 });
     expect(receiver.received('west').map((r) => [r.webhookId, r.verified])).toEqual([[event.eventId, true]]);
+  });
+
+  it("notes each try in the client's webhook summary for the console: a 500 as a failure, then the success", async () => {
+    // Prepare
+    await fetch(`${receiver.url}/hooks/_faults`, {
+      method: 'POST',
+      body: JSON.stringify({ status: 500, count: 1, client: 'summed' }),
+    });
+    await queueEvent('summed');
+    const handler = dispatcher(() => 0);
+    const before = new Date();
+    // Act
+    await poll(handler);
+    const afterFailure = await readWebhookSummary('summed', new Date());
+    await poll(handler);
+    const afterSuccess = await readWebhookSummary('summed', new Date());
+    // Assess
+    expect(afterFailure).toEqual({ lastFailureAt: expect.any(String), failuresLast24h: 1 });
+    expect(Date.parse(afterFailure.lastFailureAt ?? '')).toBeGreaterThanOrEqual(before.getTime());
+    expect(afterSuccess).toEqual({
+      lastFailureAt: afterFailure.lastFailureAt,
+      lastSuccessAt: expect.any(String),
+      failuresLast24h: 1,
+    });
+    expect(String(afterSuccess.lastSuccessAt) >= String(afterFailure.lastFailureAt)).toBe(true);
   });
 
   it("disables a client's webhook on 410 Gone, drops its events while disabled, and delivers again once enabled", async () => {
