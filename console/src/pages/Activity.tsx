@@ -23,73 +23,75 @@ const Chart = ({ downstream, hours }: { downstream: Downstream; hours: ActivityH
   const totals = Object.fromEntries(SERIES.map((s) => [s, hours.reduce((sum, h) => sum + h[s], 0)]));
   const id = `chart-${downstream}`;
   return (
-    <figure class="chart">
-      <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-labelledby={`${id}-title ${id}-desc`}>
-        <title id={`${id}-title`}>{`${name}: records per hour over the last 24 hours`}</title>
-        <desc id={`${id}-desc`}>
-          {`In all: ${totals.accepted} accepted, ${totals.delivered} delivered, ${totals.failed} failed; the highest hour ${top}. The table below gives every hour.`}
-        </desc>
-        <line class="axis" x1={PAD.left} y1={y(0)} x2={WIDTH - PAD.right} y2={y(0)} />
-        <line class="axis" x1={PAD.left} y1={PAD.top} x2={PAD.left} y2={y(0)} />
-        <text class="tick" x={PAD.left - 6} y={y(top) + 4} text-anchor="end">
-          {top}
-        </text>
-        <text class="tick" x={PAD.left - 6} y={y(0) + 4} text-anchor="end">
-          0
-        </text>
-        {hours.map((h, i) =>
-          i % 4 === 0 ? (
-            <text key={h.hour} class="tick" x={x(i)} y={HEIGHT - 8} text-anchor="middle">
-              {hourLabel(h.hour)}
-            </text>
-          ) : null,
-        )}
-        {SERIES.map((s) => (
-          <polyline
-            key={s}
-            class={`line line-${s}`}
-            fill="none"
-            points={hours.map((h, i) => `${x(i).toFixed(1)},${y(h[s]).toFixed(1)}`).join(' ')}
-          />
-        ))}
-      </svg>
-      <figcaption>
-        <h2>{name}</h2>
-        <ul class="legend">
-          {SERIES.map((s) => (
-            <li key={s}>
-              <span class={`swatch swatch-${s}`} aria-hidden="true" /> {s}: {totals[s]}
-            </li>
-          ))}
-        </ul>
-      </figcaption>
-      <details>
-        <summary>{`${name} per hour, as a table`}</summary>
-        <table>
-          <caption>{`${name}: records per hour`}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Hour</th>
-              <th scope="col">Accepted</th>
-              <th scope="col">Delivered</th>
-              <th scope="col">Failed</th>
-            </tr>
-          </thead>
-          <tbody>
-            {hours.map((h) => (
-              <tr key={h.hour}>
-                <th scope="row">
-                  <Time at={h.hour} />
-                </th>
-                <td>{h.accepted}</td>
-                <td>{h.delivered}</td>
-                <td>{h.failed}</td>
-              </tr>
+    <section class="chart" aria-labelledby={`${id}-heading`}>
+      <h2 id={`${id}-heading`}>{name}</h2>
+      <figure>
+        <figcaption>
+          <ul class="legend">
+            {SERIES.map((s) => (
+              <li key={s}>
+                <span class={`swatch swatch-${s}`} aria-hidden="true" /> {s}: {totals[s]}
+              </li>
             ))}
-          </tbody>
-        </table>
-      </details>
-    </figure>
+          </ul>
+        </figcaption>
+        <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-labelledby={`${id}-title ${id}-desc`}>
+          <title id={`${id}-title`}>{`${name}: records per hour over the last 24 hours`}</title>
+          <desc id={`${id}-desc`}>
+            {`In all: ${totals.accepted} accepted, ${totals.delivered} delivered, ${totals.failed} failed; the highest hour ${top}. The table below gives every hour.`}
+          </desc>
+          <line class="axis" x1={PAD.left} y1={y(0)} x2={WIDTH - PAD.right} y2={y(0)} />
+          <line class="axis" x1={PAD.left} y1={PAD.top} x2={PAD.left} y2={y(0)} />
+          <text class="tick" x={PAD.left - 6} y={y(top) + 4} text-anchor="end">
+            {top}
+          </text>
+          <text class="tick" x={PAD.left - 6} y={y(0) + 4} text-anchor="end">
+            0
+          </text>
+          {hours.map((h, i) =>
+            i % 4 === 0 ? (
+              <text key={h.hour} class="tick" x={x(i)} y={HEIGHT - 8} text-anchor="middle">
+                {hourLabel(h.hour)}
+              </text>
+            ) : null,
+          )}
+          {SERIES.map((s) => (
+            <polyline
+              key={s}
+              class={`line line-${s}`}
+              fill="none"
+              points={hours.map((h, i) => `${x(i).toFixed(1)},${y(h[s]).toFixed(1)}`).join(' ')}
+            />
+          ))}
+        </svg>
+        <details>
+          <summary>{`${name} per hour, as a table`}</summary>
+          <table>
+            <caption>{`${name}: records per hour`}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Hour</th>
+                <th scope="col">Accepted</th>
+                <th scope="col">Delivered</th>
+                <th scope="col">Failed</th>
+              </tr>
+            </thead>
+            <tbody>
+              {hours.map((h) => (
+                <tr key={h.hour}>
+                  <th scope="row">
+                    <Time at={h.hour} />
+                  </th>
+                  <td>{h.accepted}</td>
+                  <td>{h.delivered}</td>
+                  <td>{h.failed}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </details>
+      </figure>
+    </section>
   );
 };
 

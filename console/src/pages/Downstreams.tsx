@@ -44,11 +44,13 @@ export const DownstreamsPage = () => {
                 <dt>Records waiting</dt>
                 <dd>{d.waiting}</dd>
               </div>
-              {d.apiUsage && (
+              {(d.apiUsage || d.downstream === 'crm') && (
                 <div>
                   <dt>API allowance used</dt>
                   <dd>
-                    {d.apiUsage.used.toLocaleString('en-GB')} / {d.apiUsage.allowed.toLocaleString('en-GB')}
+                    {d.apiUsage
+                      ? `${d.apiUsage.used.toLocaleString('en-GB')} / ${d.apiUsage.allowed.toLocaleString('en-GB')}`
+                      : 'not reported yet'}
                   </dd>
                 </div>
               )}
