@@ -148,7 +148,7 @@ describe('client keys in the packaged template', () => {
     expect(text).not.toMatch(/"Value":\s*"(?!\{\{resolve:secretsmanager:)[^"]{20,}"/);
   });
 
-  it('requires a key at API Gateway on every operation (browser forms are off by default); the API description, the console API (bearer ID tokens) and the console's page and files are not', () => {
+  it("requires a key at API Gateway on every operation (browser forms are off by default); the API description, the console API (bearer ID tokens) and the console's page and files are not", () => {
     expect(config.browserForms.enabled).toBe(false);
     const methods = ofType('AWS::ApiGateway::Method');
     expect(methods.length).toBeGreaterThanOrEqual(5);
