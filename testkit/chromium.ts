@@ -5,7 +5,9 @@
  * system) Debian's `/usr/bin/chromium` if installed; else none, and the caller skips with a loud message.
  */
 import { existsSync } from 'node:fs';
-import { arch, platform } from 'node:os';
+import { mkdir, rm } from 'node:fs/promises';
+import { arch, platform, tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** Where a Chromium came from, and how to launch it. */
 export interface FoundChromium {
@@ -14,6 +16,29 @@ export interface FoundChromium {
 }
 
 const DEBIAN_CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * @sparticuz/chromium's binary, unpacked by one process at a time: test files run in parallel workers, and one must
+ * not launch the file another is still writing (the package reuses an unpacked binary it finds). A directory made
+ * atomically is the lock; one left by a killed run is taken over after a minute.
+ */
+const unpackedOnce = async (): Promise<string> => {
+  const lock = join(tmpdir(), 'dealer-gateway-chromium.lock');
+  for (let waited = 0; waited < 60_000; waited += 100) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  try {
+    const { default: sparticuz } = await import('@sparticuz/chromium');
+    return await sparticuz.executablePath();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+};
 
 /**
  * A Chromium to launch, or why there is none.
@@ -25,8 +50,7 @@ const DEBIAN_CHROMIUM = '/usr/bin/chromium';
 export const findChromium = async (): Promise<FoundChromium | { missing: string }> => {
   if (platform() === 'linux' && arch() === 'x64') {
     try {
-      const { default: sparticuz } = await import('@sparticuz/chromium');
-      return { executablePath: await sparticuz.executablePath(), source: 'npm @sparticuz/chromium' };
+      return { executablePath: await unpackedOnce(), source: 'npm @sparticuz/chromium' };
     } catch (error) {
       process.stderr.write(`@sparticuz/chromium could not be unpacked: ${String(error)}\n`);
     }
