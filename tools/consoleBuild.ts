@@ -86,7 +86,7 @@ export const writeConsoleFiles = async (): Promise<ConsoleFile[]> => {
   );
   await writeFile(
     consoleFilesModule.replace(/\.js$/, '.d.ts'),
-    "import type { ConsoleFile } from '../consoleFile.ts';\ndeclare const files: ConsoleFile[];\nexport default files;\n",
+    "/** The console's built files (lib/console/consoleFile.ts). */\ndeclare const files: { path: string; contentType: string; body: string }[];\nexport default files;\n",
   );
   return files;
 };
