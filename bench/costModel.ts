@@ -90,7 +90,11 @@ export interface Measured {
       /** Delivered, as before the cut: the whole event in the outbox. */
       deliveredFullEvent: number;
       published: number;
+      /** Published, with its webhook attempt noted in its story (`webhookStory`). */
+      webhooked: number;
       purged: number;
+      /** Without the console's story (`story`, `webhookStory`), as before it: delivered, published, purged. */
+      withoutStory: { delivered: number; published: number; purged: number };
     }
   >;
   /** Queue message body bytes. */
@@ -132,6 +136,7 @@ const child = async (): Promise<Measured> => {
   const { retentionTimes } = await import('../lib/records/retention.ts');
   const { withoutPersonalData } = await import('../lib/retention/personalFields.ts');
   const { statusKeyOf } = await import('../lib/records/keys.ts');
+  const { encodeStoryEntry } = await import('../lib/records/story.ts');
   // The shapes lib/store/statusUpdates.ts writes (its expressions, applied here to objects).
   const lifecycle = (kind: 'salesRegistration' | 'caseRecord', record: object, downstreamId: string) => {
     const id = randomUUID().replaceAll('-', '');
@@ -156,6 +161,19 @@ const child = async (): Promise<Measured> => {
       updatedAt: at.toISOString(),
       downstreamId,
       history: [{ at: at.toISOString(), status: 'delivered' as const, reached: true, downstreamId }],
+      // The console's story (lib/records/story.ts): the attempt, with its duration, in the outcome's own write.
+      story: [
+        encodeStoryEntry(
+          {
+            at: at.toISOString(),
+            type: 'attempt',
+            downstream: kind === 'caseRecord' ? 'crm' : 'erp',
+            status: null,
+            durationMs: 412,
+          },
+          { recordId: id },
+        ),
+      ],
       pendingEvents: [event],
       eventsKind: kind,
       eventsDueAt: '2026-11-22T12:01:01.234Z',
@@ -163,11 +181,36 @@ const child = async (): Promise<Measured> => {
       ...retentionTimes('delivered', at, { personalDataDays: 30, recordDays: 400, testDays: 7 }),
     };
     const { pendingEvents: _p, eventsKind: _k, eventsDueAt: _e, ...published } = delivered;
-    const { purgeKind: _pk, purgeAt: _pa, ...kept } = published;
+    // The dispatcher's write of its own: the webhook attempt (status, duration, webhook-id) on the record.
+    const webhooked = {
+      ...published,
+      webhookStory: [
+        encodeStoryEntry(
+          {
+            at: '2026-11-22T12:00:01.734Z',
+            type: 'webhook',
+            client: 'example-dealer',
+            webhookId: `${id}:${at.toISOString()}`,
+            status: 200,
+            durationMs: 87,
+          },
+          { recordId: id },
+        ),
+      ],
+    };
+    const { purgeKind: _pk, purgeAt: _pa, ...kept } = webhooked;
     const purged = {
       ...kept,
       record: withoutPersonalData(kind, accepted.record),
       personalDataRemovedAt: '2026-12-22T12:01:00.000Z',
+    };
+    const bare = <T extends object>(item: T) => {
+      const {
+        story: _s,
+        webhookStory: _w,
+        ...rest
+      } = item as T & { story?: unknown; webhookStory?: unknown };
+      return rest;
     };
     const message = JSON.stringify({ id, kind, requestId: accepted.requestId, record });
     const size = (item: object) =>
@@ -178,11 +221,17 @@ const child = async (): Promise<Measured> => {
         claimed: size(claimed),
         delivered: size(delivered),
         deliveredFullEvent: size({
-          ...delivered,
+          ...bare(delivered),
           pendingEvents: [stateChangeOf(claimed, { state: 'delivered', attempts: 1, at, downstreamId })],
         }),
         published: size(published),
+        webhooked: size(webhooked),
         purged: size(purged),
+        withoutStory: {
+          delivered: size(bare(delivered)),
+          published: size(bare(published)),
+          purged: size(bare(purged)),
+        },
       },
       message: Buffer.byteLength(message),
     };
@@ -412,6 +461,8 @@ export interface CostOptions {
   claimMovesDue?: boolean;
   /** As before the second cut: the outbox kept the whole event (the delivered record then passed 1 KB). */
   fullOutboxEvents?: boolean;
+  /** As before the console's story: no `story` on the record, no webhook attempt noted (no write of its own). */
+  withoutStory?: boolean;
   /**
    * How the worker is fed and calls the downstream: records per invocation (the event source's batchSize, filled
    * by a backlog) and records per downstream call (1: one call per record, all of a batch at once). Default: 10
@@ -501,7 +552,10 @@ export const workerInvocationMs = (
 export const costPerMillion = (s: Scenario, m: Measured, v: Variant, o: CostOptions): Items => {
   const requests = 1e6 / s.records;
   const sizes = m.items[s.kind];
-  const item = o.fullOutboxEvents ? { ...sizes, delivered: sizes.deliveredFullEvent } : sizes;
+  const storyless = o.withoutStory
+    ? { ...sizes, ...sizes.withoutStory, webhooked: sizes.withoutStory.published }
+    : sizes;
+  const item = o.fullOutboxEvents ? { ...storyless, delivered: sizes.deliveredFullEvent } : storyless;
   const memIntake = s.kind === 'sales' ? o.memory.salesRegistration : o.memory.crmCase;
   const memWorker = s.kind === 'sales' ? o.memory.erpDelivery : o.memory.crmDelivery;
   const downstreamMs = o.downstreamMs ?? ALLOWANCE.downstreamMs;
@@ -529,7 +583,10 @@ export const costPerMillion = (s: Scenario, m: Measured, v: Variant, o: CostOpti
     1e6 * wru(Math.max(item.accepted, item.claimed)) + // the claim (UpdateItem: the larger of before and after)
     1e6 * wru(Math.max(item.claimed, item.delivered)) + // the outcome, with its history step and event
     1e6 * wru(Math.max(item.delivered, item.published)) + // the outbox emptied once the event is published
-    1e6 * wru(Math.max(item.published, item.purged)); // the personal fields removed after 30 days
+    1e6 * wru(Math.max(item.webhooked, item.purged)); // the personal fields removed after 30 days
+  // The console's story: the webhook attempt noted on the record (the dispatcher's UpdateItem of `webhookStory`;
+  // no index projects it, so no index write). The delivery side's entries ride in the outcome's write above.
+  const webhookNoteUnits = o.withoutStory ? 0 : 1e6 * wru(Math.max(item.published, item.webhooked));
   // The `open` index (KEYS_ONLY, one unit per entry): written on create, removed at settle (before the cut, the
   // claim also moved it: a delete and a put).
   const openIndexUnits = o.claimMovesDue ? 4 : 2;
@@ -546,6 +603,7 @@ export const costPerMillion = (s: Scenario, m: Measured, v: Variant, o: CostOpti
     'SQS send': requests * sendChunks * PRICES.sqsRequest.usd,
     'SQS receive + delete': batches * (receiveChunks + receivesPerBatch) * PRICES.sqsRequest.usd,
     'DynamoDB table writes': writeUnits * PRICES.dynamoWriteUnit.usd,
+    'DynamoDB webhook attempt noted (console story)': webhookNoteUnits * PRICES.dynamoWriteUnit.usd,
     'DynamoDB open index writes': 1e6 * openIndexUnits * PRICES.dynamoWriteUnit.usd,
     'DynamoDB frame index writes':
       o.frameIndex && s.kind === 'sales' ? 1e6 * 2 * PRICES.dynamoWriteUnit.usd : 0,
@@ -682,12 +740,21 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
   ];
   // The cuts, before and after, per scenario: the claim no longer moves the record in the `open` index; the outbox
   // keeps only what the record does not say.
+  // (Those cuts came before the console's story: they are compared without it.)
   const before = scenarios.map((sc) =>
-    sum(costPerMillion(sc, m, deployed, { ...o, claimMovesDue: true, fullOutboxEvents: true })),
+    sum(
+      costPerMillion(sc, m, deployed, {
+        ...o,
+        claimMovesDue: true,
+        fullOutboxEvents: true,
+        withoutStory: true,
+      }),
+    ),
   );
   const firstCut = scenarios.map((sc) =>
-    sum(costPerMillion(sc, m, deployed, { ...o, fullOutboxEvents: true })),
+    sum(costPerMillion(sc, m, deployed, { ...o, fullOutboxEvents: true, withoutStory: true })),
   );
+  const storyless = scenarios.map((sc) => sum(costPerMillion(sc, m, deployed, { ...o, withoutStory: true })));
   const after = perScenario.map(sum);
   const cutTable = markdownTable(
     ['cuts: total per million records', ...scenarios.map((sc) => sc.name)],
@@ -695,12 +762,32 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
       ['before: the claim moved `dueAt`; whole events in the outbox', ...before.map(usd)],
       ['the reconciler checks the lease instead (open index 4 -> 2 writes)', ...firstCut.map(usd)],
       [
-        `the outbox keeps the change only (delivered record ${m.items.sales.deliveredFullEvent} -> ${m.items.sales.delivered} B sales, ${m.items.case.deliveredFullEvent} -> ${m.items.case.delivered} B case)`,
-        ...after.map(usd),
+        `the outbox keeps the change only (delivered record ${m.items.sales.deliveredFullEvent} -> ${m.items.sales.withoutStory.delivered} B sales, ${m.items.case.deliveredFullEvent} -> ${m.items.case.withoutStory.delivered} B case)`,
+        ...storyless.map(usd),
       ],
       [
         'saved',
-        ...before.map((b, i) => `${usd(b - after[i])} (${(((b - after[i]) / b) * 100).toFixed(0)} %)`),
+        ...before.map(
+          (b, i) => `${usd(b - storyless[i])} (${(((b - storyless[i]) / b) * 100).toFixed(0)} %)`,
+        ),
+      ],
+    ],
+  );
+  // The console's story (lib/records/story.ts): before it, and with it.
+  const storyTable = markdownTable(
+    ["the console's story: total per million records", ...scenarios.map((sc) => sc.name)],
+    [
+      [
+        `before: no story (delivered record ${m.items.sales.withoutStory.delivered} B sales, ${m.items.case.withoutStory.delivered} B case)`,
+        ...storyless.map(usd),
+      ],
+      [
+        `with it: the attempt in the outcome's write (delivered ${m.items.sales.delivered} B sales, ${m.items.case.delivered} B case: still one write unit), the webhook attempt a write of its own`,
+        ...after.map(usd),
+      ],
+      [
+        'added',
+        ...storyless.map((b, i) => `${usd(after[i] - b)} (+${(((after[i] - b) / b) * 100).toFixed(1)} %)`),
       ],
     ],
   );
@@ -715,7 +802,7 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
   const logShare = perScenario[0]['CloudWatch Logs ingested'] / after[0];
   const waste = [
     "Cut: the claim moved `dueAt` in the sparse `open` index (a delete and a put, one write unit each) only to keep the reconciler off a record being delivered; the reconciler's conditional postpone now checks the lease instead, and the claim writes no index attribute. " +
-      `Saved ${usd(before[0] - firstCut[0])} per million records. And the outbox kept the whole event (ids, client, times, frame, dealer: all on the record already), which took a delivered record past 1 KB, so the outcome's write and the outbox's emptying cost two write units each; it now keeps the change only and the event is made from the record when published: ${usd(firstCut[0] - after[0])} more for sales (table above). ` +
+      `Saved ${usd(before[0] - firstCut[0])} per million records. And the outbox kept the whole event (ids, client, times, frame, dealer: all on the record already), which took a delivered record past 1 KB, so the outcome's write and the outbox's emptying cost two write units each; it now keeps the change only and the event is made from the record when published: ${usd(firstCut[0] - storyless[0])} more for sales (table above). ` +
       `What the events, the operations index and retention cost: the \`status\` index (3 writes a record), the \`events\` and \`purge\` indexes (4), EventBridge and the webhook calls, ${(featureShare(0) * 100).toFixed(0)} % of a 1-record request's total and ${(featureShare(2) * 100).toFixed(0)} % of a 500-record one's, plus two table writes (the outbox emptied, the personal fields removed). ` +
       `Next candidates, named not cut: the \`status\` index could leave out \`delivered\` records (1 write a record less; counting delivered records would then need the metrics); CloudWatch Logs, ${(logShare * 100).toFixed(0)} % at 1 record per request (the INFO \`delivered\` line alone is ${m.logs.deliveredRecord} B per record); ` +
       'and for 1-record requests the per-request fees (API Gateway, SendMessageBatch, Lambda), which a client sending 10 records per request divides by 10.',
@@ -727,6 +814,8 @@ export const costReport = (rows: IntakeRow[], m: Measured, o: CostOptions): Cost
       variants,
       '',
       cutTable,
+      '',
+      storyTable,
       '',
       fixedTable,
       '',

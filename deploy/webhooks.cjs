@@ -150,6 +150,21 @@ const dispatcherRole = (clients, { service, stage }) => {
           Null: { 'dynamodb:LeadingKeys': 'false' },
         },
       },
+      // Each attempt noted in its record's story (lib/store/webhookStory.ts: the console's timeline): an UpdateItem
+      // of a status record (a record id: 32 characters, no `#`), of `webhookStory` only (on the condition that `id`
+      // exists: never a stub for an expired record).
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:UpdateItem'],
+        Resource: [arnOf('RecordsTable')],
+        Condition: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['????????????????????????????????'] },
+          'ForAllValues:StringNotLike': { 'dynamodb:LeadingKeys': ['*#*'] },
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'id', 'webhookStory'] },
+          Null: { 'dynamodb:LeadingKeys': 'false' },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+        },
+      },
       {
         Effect: 'Allow',
         Action: ['secretsmanager:GetSecretValue'],

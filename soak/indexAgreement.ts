@@ -7,6 +7,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createDynalite } from '../local/emulators/dynalite/dynaliteInternals.ts';
 import { type IndexRepairReport, repairIndexes } from '../local/emulators/dynalite/indexRepair.ts';
 import { installWholeIndexKeys } from '../local/emulators/dynalite/wholeIndexKeys.ts';
@@ -32,20 +33,38 @@ export interface IndexAgreement {
  * await service.stop();
  * const { missing } = await indexAgreement(dataDir); // 0 when every record is where the reconciler looks
  */
-export const indexAgreement = async (dataDir: string): Promise<IndexAgreement> => {
+export const indexAgreement = async (
+  dataDir: string,
+  { lockWaits = LOCK_WAITS }: { lockWaits?: number } = {},
+): Promise<IndexAgreement> => {
   const path = join(dataDir, 'dynamodb');
   // LevelDB would make an empty store where none is, and an empty store agrees with itself.
   if (!(await stat(path).catch(() => undefined))?.isDirectory()) throw new Error(`no store in ${dataDir}`);
   // The keys npm start's store writes (local/localStore.ts); without them every entry would look wrong.
   installWholeIndexKeys();
+  // The store's process may still hold LevelDB's lock for a moment after npm start has stopped (a run at load 13
+  // found it so): its lock, not a time, says when the store is ours alone to read.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await readAgreement(path);
+    } catch (error) {
+      if (attempt >= lockWaits || !/failed to open|lock/i.test(String(error))) throw error;
+      await sleep(1000);
+    }
+  }
+};
+
+/** Seconds the reading waits, a second at a time, for the store's process to let go of its lock. */
+const LOCK_WAITS = 30;
+
+const readAgreement = async (path: string): Promise<IndexAgreement> => {
   const { store } = createDynalite({ path });
   try {
     const report: IndexRepairReport = await repairIndexes(store, { write: false });
     return { items: report.items, extra: report.removed, missing: report.added, wrong: report.fixed };
   } finally {
-    await new Promise<void>((resolve, reject) =>
-      store.db.close((error) => (error ? reject(error) : resolve())),
-    );
+    // A store that never opened has nothing to close: the open's error is the one to tell.
+    await new Promise<void>((resolve) => store.db.close(() => resolve()));
   }
 };
 

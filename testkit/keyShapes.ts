@@ -15,7 +15,8 @@ export interface KeyShape {
  * Every shape, each from the module that makes it: a record id (lib/records/recordId.ts: 32 lower-case hex
  * characters, also the places of later generations and content aliases), a downstream's hold
  * (lib/outage/constants.ts), an idempotency entry (lib/store/idempotencyEntries.ts), an event feed entry
- * (lib/feed/feedKey.ts) and a client's webhook flag (lib/webhooks/disabledWebhooks.ts).
+ * (lib/feed/feedKey.ts), a client's webhook flag (lib/webhooks/disabledWebhooks.ts) and a console audit entry
+ * (lib/store/auditLog.ts).
  */
 export const KEY_SHAPES: readonly KeyShape[] = [
   {
@@ -39,6 +40,11 @@ export const KEY_SHAPES: readonly KeyShape[] = [
     name: 'webhook#<client>',
     matches: (pk) => pk.startsWith('webhook#'),
     example: 'webhook#example-dealer',
+  },
+  {
+    name: 'audit#<at>#<random>',
+    matches: (pk) => pk.startsWith('audit#'),
+    example: 'audit#2026-11-22T08:03:12.345Z#0123456789ab',
   },
 ];
 

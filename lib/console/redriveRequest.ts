@@ -5,6 +5,7 @@ import { jsonResponse } from '../http/responses.ts';
 import { logger } from '../observability/logger.ts';
 import { RECORD_ID_PATTERN } from '../records/recordId.ts';
 import { redriveRecords } from '../redrive/redrive.ts';
+import { audit } from './audit.ts';
 import type { ConsolePerson } from './types.ts';
 
 /** The most records one redrive takes: a page of the "Failed" list. */
@@ -32,17 +33,26 @@ const idsOf = (event: APIGatewayProxyEvent): string[] => {
 /**
  * `POST /console/api/records/redrive` with `{"ids": [...]}` (operators): the chosen failed records accepted again
  * and queued, by the code `npm run redrive` runs (lib/redrive/redrive.ts). Logged by the person's `sub` and the
- * record ids, nothing personal.
+ * record ids, nothing personal; audited (who, which records redriven), and each record's timeline names who redrove it.
  *
  * @example
- * await redriveAnswer(event, person) // 200 {"redriven":["3f0c…"],"notFailed":[],"personalDataRemoved":[],"unqueued":[]}
+ * await redriveAnswer(event, person) // 200 {"redriven":["3f0c…"],"skipped":[{"id":"9a1b…","reason":"not failed"}]}
  */
 export const redriveAnswer = async (
   event: APIGatewayProxyEvent,
   person: ConsolePerson,
 ): Promise<APIGatewayProxyResult> => {
   const ids = idsOf(event);
-  const result = await redriveRecords(ids);
+  const result = await redriveRecords(ids, person.email);
   logger.info('console redrive', { by: person.sub, ...result });
-  return jsonResponse(200, result);
+  await audit(person, 'redrive', { records: result.redriven });
+  return jsonResponse(200, {
+    redriven: result.redriven,
+    skipped: [
+      ...result.notFailed.map((id) => ({ id, reason: 'not failed' })),
+      ...result.personalDataRemoved.map((id) => ({ id, reason: 'personal data removed' })),
+    ],
+    // Accepted again but not queued now: the reconciler queues them within minutes.
+    ...(result.unqueued.length > 0 ? { unqueued: result.unqueued } : {}),
+  });
 };

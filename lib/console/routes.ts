@@ -1,8 +1,11 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { auditAnswer } from './auditRequest.ts';
+import { customerAnswer } from './customerRequest.ts';
 import { meAnswer } from './meRequest.ts';
 import { recordAnswer } from './recordRequest.ts';
 import { redriveAnswer } from './redriveRequest.ts';
 import type { ConsolePermission, ConsolePerson } from './types.ts';
+import { enableAnswer, resendAnswer } from './webhookRequests.ts';
 
 /** What a route is given: the request, the signed-in person, and the named parts of its path. */
 export interface RouteRequest {
@@ -38,4 +41,23 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
     permission: 'read',
     answer: ({ params }) => recordAnswer(params.id),
   },
+  {
+    method: 'GET',
+    path: /^records\/(?<id>[^/]+)\/customer$/,
+    permission: 'read',
+    answer: ({ params, person }) => customerAnswer(params.id, person),
+  },
+  {
+    method: 'POST',
+    path: /^records\/(?<id>[^/]+)\/webhook\/resend$/,
+    permission: 'act',
+    answer: ({ params, person }) => resendAnswer(params.id, person),
+  },
+  {
+    method: 'POST',
+    path: /^webhooks\/(?<client>[^/]+)\/enable$/,
+    permission: 'act',
+    answer: ({ params, person }) => enableAnswer(params.client, person),
+  },
+  { method: 'GET', path: /^audit$/, permission: 'act', answer: ({ event }) => auditAnswer(event) },
 ];

@@ -329,6 +329,8 @@ const makeCall = async (
 ): Promise<CallOutcome & { context: OutcomeContext & { carried: number } }> => {
   const { downstream, caller, batch, holds } = delivery;
   const ids = call.map(({ claim }) => claim.status.id);
+  // The call's duration, for each record's timeline (lib/records/story.ts): measured around the adapter's call.
+  const startedAt = performance.now();
   const outcome = await caller.call(call.map(({ claim }) => claim.status)).catch((error: unknown) =>
     wholeCallFailure(ids, {
       kind: 'transient',
@@ -336,6 +338,7 @@ const makeCall = async (
       reachedDownstream: false,
     }),
   );
+  const durationMs = Math.round(performance.now() - startedAt);
   const answeredAt = delivery.clock();
   const noted = notedOutcomesOf(ids, outcome.outcomes, {
     probe: permit.probe,
@@ -353,7 +356,14 @@ const makeCall = async (
   });
   return {
     ...outcome,
-    context: { at: answeredAt, hold, probeSeconds: delivery.probeSeconds, carried: ids.length, failureRate },
+    context: {
+      at: answeredAt,
+      hold,
+      probeSeconds: delivery.probeSeconds,
+      carried: ids.length,
+      failureRate,
+      durationMs,
+    },
   };
 };
 

@@ -5,6 +5,7 @@ import type { HoldState } from '../outage/types.ts';
 import { publishAfterOutcome } from '../outbox/publish.ts';
 import { messageBody } from '../queue/sendRecords.ts';
 import { dueAfter } from '../records/due.ts';
+import { type StoryEntry, statusNamedIn } from '../records/story.ts';
 import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
 import { type AttemptOutcome, recordAttempt } from '../store/statusUpdates.ts';
 import type { ClaimedMessage } from './claimMessage.ts';
@@ -35,7 +36,44 @@ export interface OutcomeContext {
    * whole, before its turn): the try is given back, uncounted anywhere.
    */
   notSent?: boolean;
+  /** How long the downstream call took (ms), measured around the adapter's call; absent when none was made. */
+  durationMs?: number;
 }
+
+/**
+ * What the outcome adds to the record's story (the console's timeline, lib/records/story.ts): the attempt, with the
+ * HTTP status its (redacted) text names and the call's duration, unless no call was made; and a wait in the hold when
+ * the held downstream gave its try back. Data passed through only: it decides nothing.
+ */
+const storyOf = (
+  outcome: DeliveryOutcome,
+  downstream: 'erp' | 'crm',
+  context: OutcomeContext,
+  returnTry: boolean,
+): StoryEntry[] => {
+  const at = context.at.toISOString();
+  const entries: StoryEntry[] = [];
+  if (!context.notSent) {
+    const message = outcome.kind === 'delivered' ? undefined : outcome.error;
+    entries.push({
+      at,
+      type: 'attempt',
+      downstream,
+      status: statusNamedIn(message),
+      ...(message ? { message } : {}),
+      durationMs: context.durationMs ?? 0,
+    });
+  }
+  if (context.hold.held && returnTry)
+    entries.push({
+      at,
+      type: 'held',
+      downstream,
+      heldSince: context.hold.heldSince ?? at,
+      ...(context.hold.nextProbeAt ? { until: context.hold.nextProbeAt } : {}),
+    });
+  return entries;
+};
 
 /**
  * The record's whole-call give-backs that still count: those since its downstream's last hold closed (an outage
@@ -80,7 +118,8 @@ export const recordOutcome = async (
   const attempt = status.tries ?? 1;
   const attempts = outcome.reachedDownstream ? 1 : 0;
   const record = async (change: Omit<AttemptOutcome, 'attempts' | 'at'>) => {
-    const written = await recordAttempt(status, { ...change, attempts, at }, leaseUntil);
+    const story = storyOf(outcome, downstream, context, change.returnTry === true);
+    const written = await recordAttempt(status, { ...change, attempts, at, story }, leaseUntil);
     // Only if a worker ran past its lease: the outcome of the one that holds it now stands.
     if (!written) log.error('lease lost before the outcome was recorded', { ...keys, attempt });
     else if (change.status !== 'accepted' && !(await publishAfterOutcome(written)))

@@ -134,6 +134,13 @@ export interface StatusRecord {
   /** Every attempt's outcome and every redrive, oldest first. */
   history?: HistoryEntry[];
   /**
+   * The console's timeline of the delivery side (lib/records/story.ts: attempts with their answer and duration, hold
+   * waits, redrives and who), each entry a short string, the newest STORY_LIMIT; written in the attempt's own write.
+   */
+  story?: string[];
+  /** Each webhook attempt for the record's events (lib/records/story.ts), the newest WEBHOOK_STORY_LIMIT. */
+  webhookStory?: string[];
+  /**
    * The event outbox: changes of state not yet published, written in the same write as the change itself. With
    * `eventsKind` and `eventsDueAt` (the sparse `events` index) while any are pending: the worker publishes them
    * at once, the reconciler whatever is still there at `eventsDueAt`.

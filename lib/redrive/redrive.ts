@@ -25,8 +25,8 @@ const reopenDue = (at: Date) => dueAfter(at, reconcileSettings().reconcileAfterS
  * Reopens one `failed` record as read and publishes its `accepted` event (left in its outbox for the reconciler
  * if the bus cannot take it now).
  */
-const reopen = async (status: StatusRecord, at: Date): Promise<boolean> => {
-  const written = await reopenFailedRecord(status, { at, dueAt: reopenDue(at) });
+const reopen = async (status: StatusRecord, at: Date, by?: string): Promise<boolean> => {
+  const written = await reopenFailedRecord(status, { at, dueAt: reopenDue(at), by });
   if (written) await publishAfterOutcome(written);
   return written !== undefined;
 };
@@ -38,12 +38,14 @@ const reopen = async (status: StatusRecord, at: Date): Promise<boolean> => {
 const reopenFailed = async (
   failed: AsyncIterable<StatusRecord> | Iterable<StatusRecord>,
   at: Date,
+  /** Who redrives, for the records' timelines (staff, never a customer); default `npm run redrive`. */
+  by?: string,
 ): Promise<{ reopened: StatusRecord[]; personalDataRemoved: string[] }> => {
   const reopened: StatusRecord[] = [];
   const personalDataRemoved: string[] = [];
   for await (const status of failed) {
     if (status.personalDataRemovedAt) personalDataRemoved.push(status.id);
-    else if (await reopen(status, at)) reopened.push(status);
+    else if (await reopen(status, at, by)) reopened.push(status);
   }
   return { reopened, personalDataRemoved };
 };
@@ -175,14 +177,14 @@ export interface ChosenRedrive {
  * @example
  * await redriveRecords(['3f0c…', '9a1b…']) // { redriven: ['3f0c…'], notFailed: ['9a1b…'], personalDataRemoved: [], unqueued: [] }
  */
-export const redriveRecords = async (ids: readonly string[]): Promise<ChosenRedrive> => {
+export const redriveRecords = async (ids: readonly string[], by?: string): Promise<ChosenRedrive> => {
   const chosen = [...new Set(ids)];
   const read = await getStatusRecords(chosen, { consistent: true, attributes: OPERATOR_ATTRIBUTES });
   const failed = chosen.flatMap((id) => {
     const status = read.get(id);
     return status?.status === 'failed' ? [status] : [];
   });
-  const { reopened, personalDataRemoved } = await reopenFailed(failed, new Date());
+  const { reopened, personalDataRemoved } = await reopenFailed(failed, new Date(), by);
   const unqueued: string[] = [];
   for (const kind of RECORD_KINDS) {
     const messages = reopened.filter((status) => status.kind === kind).map(queuedRecordOf);

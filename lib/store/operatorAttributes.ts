@@ -34,6 +34,8 @@ export const OPERATOR_ATTRIBUTES = [
   'statusKey',
   'dealer',
   'history',
+  'story',
+  'webhookStory',
   'pendingEvents',
   'eventSequence',
   'eventsKind',

@@ -228,3 +228,32 @@ export const noteUnqueued = async (id: string, options: CallOptions = {}): Promi
     ),
   );
 };
+
+/** A record's customer fields as they stand: the normalised record, while it still holds its personal data. */
+export interface CustomerFields {
+  kind: StatusRecord['kind'];
+  record: StatusRecord['record'];
+}
+
+/**
+ * Reads a record's normalised record (`record`, the customer's fields) for the console's audited "Customer" view:
+ * only `kind`, `record` and `personalDataRemovedAt`. Undefined when there is no such record or its personal data
+ * was removed (lib/retention: what is left of `record` then is no customer's).
+ *
+ * @example
+ * const customer = await getCustomerFields('3f0c…'); // { kind: 'caseRecord', record: { firstName: 'Alex', … } }
+ */
+export const getCustomerFields = async (id: string): Promise<CustomerFields | undefined> => {
+  const out = await dynamoClient().send(
+    new GetItemCommand({
+      TableName: recordsTable(),
+      Key: { pk: { S: id } },
+      ConsistentRead: true,
+      ...projectionOf(['id', 'kind', 'record', 'personalDataRemovedAt']),
+    }),
+  );
+  if (!out.Item) return undefined;
+  const read = unmarshall(out.Item) as Partial<StatusRecord>;
+  if (!read.kind || !read.record || read.personalDataRemovedAt) return undefined;
+  return { kind: read.kind, record: read.record };
+};

@@ -6,6 +6,7 @@ import { dueAfter } from '../records/due.ts';
 import { openKindOf, statusKeyOf } from '../records/keys.ts';
 import { retentionTimes } from '../records/retention.ts';
 import { nextSequenceOf, pendingChangeOf } from '../records/stateChange.ts';
+import { encodeStoryEntry, STORY_LIMIT, type StoryEntry, storyWith } from '../records/story.ts';
 import type { HistoryEntry, RecordStatus, StatusRecord } from '../records/types.ts';
 import { recordsTable } from '../settings/settings.ts';
 import { fromItem, getStatusRecord } from './statusRecords.ts';
@@ -80,6 +81,8 @@ export interface AttemptOutcome {
   callFailures?: number;
   /** For `accepted`: the record's `loneFailureChance` after a failure alone in its call (lib/outage/rules.ts). */
   loneFailureChance?: number;
+  /** The entries of the record's story this attempt adds (the attempt, a hold's wait), written in the same write. */
+  story?: readonly StoryEntry[];
 }
 
 /** Unpublished events are published by the reconciler once they have waited this long (the worker tries at once). */
@@ -88,6 +91,35 @@ export const EVENTS_DUE_AFTER_SECONDS = 60;
 const listOf = (entry: object): AttributeValue => ({
   L: [{ M: marshall(entry, { removeUndefinedValues: true }) }],
 });
+
+/**
+ * Adds story entries to an update's expression (lib/records/story.ts), in the write it belongs to: appended while
+ * the story stays within its bound (so a story the writer did not read is kept); past it, the whole story as read
+ * with the oldest dropped. Only writes that hold the record as it is use it (under the lease, or conditional on
+ * `updatedAt`); webhook entries live apart (`webhookStory`), so no other writer touches `story`.
+ */
+const addStory = (
+  read: Pick<StatusRecord, 'id' | 'story'>,
+  entries: readonly StoryEntry[] | undefined,
+  set: string[],
+  values: Record<string, AttributeValue>,
+  names: Record<string, string>,
+): void => {
+  if (!entries || entries.length === 0) return;
+  names['#story'] = 'story';
+  if ((read.story?.length ?? 0) + entries.length <= STORY_LIMIT) {
+    set.push('#story = list_append(if_not_exists(#story, :emptyStory), :storyAdded)');
+    values[':emptyStory'] = { L: [] };
+    values[':storyAdded'] = {
+      L: entries.map((entry) => ({ S: encodeStoryEntry(entry, { recordId: read.id }) })),
+    };
+  } else {
+    set.push('#story = :story');
+    values[':story'] = {
+      L: storyWith(read.story, entries, { recordId: read.id }).map((entry) => ({ S: entry })),
+    };
+  }
+};
 
 /**
  * Records the outcome of one delivery attempt in one write and releases the claim. Only the worker whose lease
@@ -193,12 +225,14 @@ export const recordAttempt = async (
     values[':purgeAt'] = { S: purgeAt };
     values[':expiresAt'] = { N: String(expiresAt) };
   }
+  const names: Record<string, string> = { '#status': 'status', '#error': 'error', '#history': 'history' };
+  addStory(claimed, outcome.story, set, values, names);
   return updatedRecord({
     TableName: recordsTable(),
     Key: { pk: { S: claimed.id } },
     UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
     ConditionExpression: '#status = :accepted AND leaseUntil = :lease',
-    ExpressionAttributeNames: { '#status': 'status', '#error': 'error', '#history': 'history' },
+    ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
     ReturnValues: 'ALL_NEW',
   });
@@ -217,7 +251,7 @@ export const recordAttempt = async (
  */
 export const reopenFailedRecord = async (
   current: StatusRecord,
-  reopen: { at: Date; dueAt: string },
+  reopen: { at: Date; dueAt: string; by?: string },
 ): Promise<StatusRecord | undefined> => {
   // The condition on `updatedAt` makes `current.eventSequence` the latest.
   const sequence = nextSequenceOf(current);
@@ -227,6 +261,17 @@ export const reopenFailedRecord = async (
     sequence,
     at: reopen.at,
   });
+  // The redrive and who made it, in the console's timeline (the same write; its condition makes `current` the latest).
+  const storySet: string[] = [];
+  const storyValues: Record<string, AttributeValue> = {};
+  const names: Record<string, string> = { '#status': 'status', '#kind': 'kind', '#history': 'history' };
+  addStory(
+    current,
+    [{ at: reopen.at.toISOString(), type: 'redrive', by: reopen.by ?? 'npm run redrive' }],
+    storySet,
+    storyValues,
+    names,
+  );
   // Only the attributes written come back (the operators' role may not have `record` returned): the record as
   // written is the one read, changed by them.
   const updated = await updatedRecord({
@@ -237,13 +282,14 @@ export const reopenFailedRecord = async (
       'tries = :zero,',
       '#history = list_append(if_not_exists(#history, :empty), :step),',
       'pendingEvents = list_append(if_not_exists(pendingEvents, :empty), :event),',
-      'eventSequence = :sequence, eventsKind = #kind, eventsDueAt = :eventsDue',
+      `eventSequence = :sequence, eventsKind = #kind, eventsDueAt = :eventsDue, ${storySet.join(', ')}`,
       'REMOVE leaseUntil, purgeKind, purgeAt, expiresAt, callFailures, callFailedAt, loneFailureChance',
     ].join(' '),
     ConditionExpression:
       '#status = :failed AND updatedAt = :seen AND attribute_not_exists(personalDataRemovedAt)',
-    ExpressionAttributeNames: { '#status': 'status', '#kind': 'kind', '#history': 'history' },
+    ExpressionAttributeNames: names,
     ExpressionAttributeValues: {
+      ...storyValues,
       ':accepted': { S: 'accepted' },
       ':failed': { S: 'failed' },
       ':statusKey': { S: statusKeyOf(current.kind, 'accepted') },

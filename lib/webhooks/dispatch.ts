@@ -10,7 +10,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { clientNamed } from '../clients/clientsConfig.ts';
 import { DEFAULT_WEBHOOK_RATE_LIMIT } from '../clients/webhookRules.cjs';
 import type { RecordStateChanged } from '../events/types.ts';
-import { webhookEventOf, webhookIdOf } from '../events/webhookEvent.ts';
+import { type WebhookEvent, webhookEventOf, webhookIdOf } from '../events/webhookEvent.ts';
 import { type AttemptOutcome, attemptWebhook } from './attempt.ts';
 import type { WebhookSwitch } from './disabledWebhooks.ts';
 import type { RateLimiter } from './rateLimit.ts';
@@ -42,7 +42,21 @@ export type DispatchResult =
 /** Why an event was held back without a call. */
 export const HELD_BACK = "held back: the client's receiver is timing out";
 
+/** A webhook attempt as the record's story keeps it (lib/records/story.ts). */
+export interface WebhookAttemptNote {
+  at: string;
+  client: string;
+  webhookId: string;
+  status: number | null;
+  durationMs: number;
+}
+
 export interface DispatchDependencies {
+  /**
+   * Notes each attempt in its record's story (lib/store/webhookStory.ts); its failure is logged by it and never
+   * fails the webhook. Without it nothing is noted.
+   */
+  noteAttempt?(recordId: string, note: WebhookAttemptNote): Promise<void>;
   targetOf(client: string): WebhookTarget | undefined;
   secretsOf(client: string): Promise<WebhookSecrets>;
   flags: WebhookSwitch;
@@ -81,6 +95,49 @@ const eventOfMessage = (body: string): RecordStateChanged | undefined => {
   } catch {
     return undefined;
   }
+};
+
+/**
+ * Signs one event's body (Standard Webhooks, `webhook-id` the event's id: the same on every try and on a resend) and
+ * posts it once to the client's webhook, then notes the attempt (status, duration) in the record's story. The one
+ * way an event is posted: the dispatcher's tries and the console's resend (lib/webhooks/resend.ts).
+ *
+ * @example
+ * await postEvent(webhookEventOf(event), webhookIdOf(event), { recordId, client, target, secrets, rotationWindowMs });
+ */
+export const postEvent = async (
+  payload: WebhookEvent,
+  webhookId: string,
+  post: {
+    recordId: string;
+    client: string;
+    target: WebhookTarget;
+    secrets: WebhookSecrets;
+    rotationWindowMs: number;
+    timeoutMs?: number;
+    now?: () => number;
+    noteAttempt?: DispatchDependencies['noteAttempt'];
+  },
+): Promise<AttemptOutcome> => {
+  const now = post.now ?? Date.now;
+  const at = new Date(now());
+  const body = JSON.stringify(payload);
+  const headers = signWebhook({
+    id: webhookId,
+    body,
+    secrets: signingSecrets(post.secrets, at, post.rotationWindowMs),
+    at,
+  });
+  const startedAt = performance.now();
+  const result = await attemptWebhook({ url: post.target.url, body, headers, timeoutMs: post.timeoutMs });
+  await post.noteAttempt?.(post.recordId, {
+    at: at.toISOString(),
+    client: post.client,
+    webhookId,
+    status: result.status ?? null,
+    durationMs: Math.round(performance.now() - startedAt),
+  });
+  return result;
 };
 
 /**
@@ -128,16 +185,16 @@ export const dispatchWebhookMessage = async (
     const wait = deps.limiter.slotFor(client, target.rateLimitPerSecond) - now();
     if (wait > 0) await (deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))))(wait);
 
-    const secrets = await deps.secretsOf(client);
-    const at = new Date(now());
-    const body = JSON.stringify(webhookEventOf(event));
-    const headers = signWebhook({
-      id: webhookIdOf(event),
-      body,
-      secrets: signingSecrets(secrets, at, deps.rotationWindowMs),
-      at,
+    result = await postEvent(webhookEventOf(event), webhookIdOf(event), {
+      recordId: event.recordId,
+      client,
+      target,
+      secrets: await deps.secretsOf(client),
+      rotationWindowMs: deps.rotationWindowMs,
+      timeoutMs: deps.timeoutMs,
+      now,
+      noteAttempt: deps.noteAttempt,
     });
-    result = await attemptWebhook({ url: target.url, body, headers, timeoutMs: deps.timeoutMs });
   } catch (error) {
     // No try was made (the secret unreadable): the probe's turn passes on, nothing learnt of the receiver.
     if (permit === 'probe') deps.slowReceivers?.settled(client, 'probe', true);

@@ -29,6 +29,7 @@ import { createRateLimiter } from './rateLimit.ts';
 import { WEBHOOK_RETRY_SCHEDULE } from './retrySchedule.ts';
 import { rotationWindowMs } from './secrets.ts';
 import { type SlowReceivers, slowReceiverProbeMs, slowReceivers } from './slowReceivers.ts';
+import { noteInStory } from './storyNote.ts';
 
 /** The queue's ARN (`arn:aws:sqs:<region>:<account>:<name>`) → its URL, for ChangeMessageVisibility. */
 const queueUrlOf = (record: SQSRecord): string => {
@@ -73,6 +74,7 @@ export const createWebhookDispatcher = (overrides: Partial<DispatchDependencies>
     });
     const deps: DispatchDependencies = {
       targetOf: configuredTarget,
+      noteAttempt: noteInStory,
       secretsOf: loadAwsWebhookSecrets,
       flags,
       limiter,

@@ -225,12 +225,21 @@ describe('the console API with a valid session', () => {
     expect(found.statusCode).toBe(200);
     expect(found.json).toEqual({
       id: seeded.other.id,
-      kind: 'caseRecord',
+      kind: 'crmCase',
       client: 'example-web-forms',
+      frameNumber: null,
+      state: 'failed',
       status: 'failed',
       attempts: 3,
       acceptedAt: seeded.other.acceptedAt,
       updatedAt: seeded.other.updatedAt,
+      test: false,
+      downstream: 'crm',
+      hasCustomer: true,
+      timeline: [
+        { at: seeded.other.acceptedAt, type: 'accepted', client: 'example-web-forms' },
+        { at: seeded.other.updatedAt, type: 'final', state: 'failed' },
+      ],
     });
     expect(found.body).not.toContain(String((seeded.other.record as { email?: string }).email));
     expect([unknown.statusCode, malformed.statusCode]).toEqual([404, 404]);
@@ -265,9 +274,7 @@ describe('the console API with a valid session', () => {
     expect(answer.statusCode).toBe(200);
     expect(answer.json).toEqual({
       redriven: [seeded.failed.id],
-      notFailed: [stranger],
-      personalDataRemoved: [],
-      unqueued: [],
+      skipped: [{ id: stranger, reason: 'not failed' }],
     });
     expectSecurityHeaders(answer);
     expect((await getStatusRecord(seeded.failed.id))?.status).toBe('accepted');

@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -597,6 +598,44 @@ describe('the operations console: consoleApi', () => {
       saleId,
     ]);
   }, 60_000);
+
+  it("show a record's customer, resend its last event, enable a webhook and list the audit", async () => {
+    // Prepare: a sale accepted, failed and redriven (its `accepted` event published: a feed entry), and its
+    // client's webhook disabled.
+    const [saleId] = salesIds(
+      await api('salesRegistration', jsonPost(SALES, [salesRegistrationInput({ FrameNum: uniqueFrame() })])),
+    );
+    await aws.drain(aws.resources.queues.SalesRegistrationQueue.url);
+    await fail(saleId, 'salesRegistration');
+    const [support, operator] = await Promise.all([
+      tokenOf('support@example.com'),
+      tokenOf('operator@example.com'),
+    ]);
+    await consoleCall('POST', 'records/redrive', operator, { ids: [saleId] });
+    await aws.drain(aws.resources.queues.SalesRegistrationQueue.url);
+    await dynamo.send(
+      new PutItemCommand({
+        TableName: aws.resources.tables.RecordsTable.name,
+        Item: { pk: { S: 'webhook#example-dealer' }, webhookDisabledAt: { S: new Date().toISOString() } },
+      }),
+    );
+    // Act
+    const customer = await consoleCall('GET', `records/${saleId}/customer`, support);
+    // Its webhook is a public https URL this machine cannot reach: the post fails, its attempt is noted all the same.
+    const resent = await consoleCall('POST', `records/${saleId}/webhook/resend`, operator);
+    const enabled = await consoleCall('POST', 'webhooks/example-dealer/enable', operator);
+    const audit = await consoleCall('GET', 'audit', operator);
+    // Assess
+    expect(customer.status).toBe(200);
+    expect(resent).toMatchObject({ status: 200, body: { webhookId: expect.stringMatching(`^${saleId}:`) } });
+    expect(enabled).toMatchObject({ status: 200, body: { client: 'example-dealer', enabled: true } });
+    expect(audit.status).toBe(200);
+    expect(audit.body.entries.map((entry: { action: string }) => entry.action).slice(0, 3)).toEqual([
+      'enable-webhook',
+      'resend-webhook',
+      'view-customer',
+    ]);
+  }, 60_000);
 });
 
 describe('the operations console: consoleAssets', () => {
@@ -636,9 +675,11 @@ describe('webhooks: webhookDispatcher on real SQS events', () => {
     const at = new Date().toISOString();
     const hooked = clientsConfig.clients.filter((client) => client.webhook).map((client) => client.name);
     for (const client of hooked) {
+      // A record id as records have them: the dispatcher notes each attempt in the record's story (none here).
+      const recordId = randomBytes(16).toString('hex');
       const detail = {
-        eventId: `roles-webhook-${client}:${at}`,
-        recordId: `roles-webhook-${client}`,
+        eventId: `${recordId}:${at}`,
+        recordId,
         kind: 'caseRecord',
         client,
         state: 'delivered',
@@ -856,6 +897,7 @@ const PERSONAL_DATA_READERS: Record<string, string> = {
   erpDelivery: 'sends the fields to SAP',
   crmDelivery: 'sends the fields to Salesforce',
   reconciler: "the purge removes the fields; an event names a sale's frame number and dealer",
+  consoleApi: 'the audited "Customer" section of a record shows them to support and operators',
 };
 
 /** The indexes of the records table that project `record` (none should: they would hand it to any Query). */
@@ -912,7 +954,8 @@ describe('what each role lets its function reach of the records table', () => {
     // Act
     const reached = probes.filter((probe) => isAllowed(statements, probe));
     // Assess
-    expect([...new Set(reached.map((probe) => probe.shape))]).toEqual(['webhook#<client>']);
+    // ... and a record's `webhookStory`, each attempt noted there (the console's timeline).
+    expect([...new Set(reached.map((probe) => probe.shape))]).toEqual(['record id', 'webhook#<client>']);
     expect(isAllowed(statements, otherClient)).toBe(false);
     expect(
       personalFieldReads(table, indexesWithPersonalFields()).filter((p) => isAllowed(statements, p)),

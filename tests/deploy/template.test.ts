@@ -396,11 +396,15 @@ describe('the webhook dispatcher, its queue and dead-letter queue', () => {
       ['logs:CreateLogStream', 'logs:PutLogEvents'],
       ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage'],
       ['dynamodb:GetItem', 'dynamodb:PutItem'],
+      // Each attempt noted in its record's story (the console's timeline).
+      ['dynamodb:UpdateItem'],
       ['secretsmanager:GetSecretValue'],
     ]);
     expect(ref(statements[1].Resource)).toBe(ref([{ 'Fn::GetAtt': ['WebhookQueue', 'Arn'] }]));
     expect(ref(statements[2].Resource)).toBe(ref([{ 'Fn::GetAtt': ['RecordsTable', 'Arn'] }]));
-    expect(ref(statements[3].Resource)).toContain('secret:dealer-gateway/ci/webhooks/example-dealer-??????');
+    expect(ref(statements[3].Resource)).toBe(ref([{ 'Fn::GetAtt': ['RecordsTable', 'Arn'] }]));
+    expect(ref((statements[3] as { Condition?: unknown }).Condition)).toContain('webhookStory');
+    expect(ref(statements[4].Resource)).toContain('secret:dealer-gateway/ci/webhooks/example-dealer-??????');
   });
 
   it('no longer sends a secret in a header: no API destination, no connection, no secret header', () => {

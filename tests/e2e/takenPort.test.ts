@@ -49,7 +49,7 @@ describe('npm start when a port chosen for serverless-offline is taken before it
     } finally {
       await stack.stop();
     }
-  });
+  }, 90_000);
 
   it('(control) gives up after its tries when the port stays taken, naming it', async () => {
     // Prepare: every choice hands out the same taken port.
@@ -66,5 +66,6 @@ describe('npm start when a port chosen for serverless-offline is taken before it
     // Assess
     await expect(starting).rejects.toThrow(new RegExp(`EADDRINUSE.*:${taken}`));
     expect(choices).toBe(3);
-  });
+    // Three starts of the stack's parts (the OpenID Connect provider among them) outlast vitest's 20 s when busy.
+  }, 90_000);
 });

@@ -46,13 +46,19 @@ afterAll(async () => {
 
 /** Posts `count` sales of `client` in one request; their ids. */
 const postSales = async (client: string, count: number, prefix: string): Promise<string[]> => {
-  const response = await fetch(`${service.url}/erp/sales_registration`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': service.keys[client] },
-    body: JSON.stringify(
-      Array.from({ length: count }, () => salesRegistrationInput({ FrameNum: uniqueFrame(prefix) })),
-    ),
-  });
+  const body = JSON.stringify(
+    Array.from({ length: count }, () => salesRegistrationInput({ FrameNum: uniqueFrame(prefix) })),
+  );
+  const post = () =>
+    fetch(`${service.url}/erp/sales_registration`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': service.keys[client] },
+      body,
+    });
+  // A busy machine may cut a large request at the gateway's deadline (504): the identical request again, as
+  // docs/API.md tells a dealer, answers with the same ids.
+  let response = await post();
+  for (let retry = 0; retry < 3 && response.status === 504; retry++) response = await post();
   expect(response.status).toBe(200);
   return ((await response.json()) as { registrations: { id: string }[] }).registrations.map((r) => r.id);
 };
@@ -87,8 +93,10 @@ describe("npm start: one client's slow webhook receiver", () => {
     const lags: number[] = [];
     for (let i = 0; i < 6; i++) {
       const [id] = await postSales(OTHER, 1, 'WFO');
-      // Not arrived within 6 s: far past the bound (Infinity), and the test keeps within its time.
-      const event = await deliveredEventOf(OTHER, id, 6000);
+      // The wait runs from the POST: the sale's delivery to SAP comes first, seconds on a busy machine (a 6 s wait
+      // made an on-time webhook Infinity at load 13). The lag judged runs from the record's final state. Not
+      // arrived within 30 s: far past the bound (Infinity), and the test keeps within its time.
+      const event = await deliveredEventOf(OTHER, id, 30_000);
       lags.push(
         event ? Date.parse(event.receivedAt) - Date.parse(event.event.timestamp) : Number.POSITIVE_INFINITY,
       );
@@ -105,5 +113,5 @@ describe("npm start: one client's slow webhook receiver", () => {
     for (const lag of lags) expect(lag).toBeLessThan(BOUND_MS);
     // Its events were held back, not posted one after another into its 10 s answers.
     expect(slowCalls).toBeLessThan(50);
-  }, 90_000);
+  }, 300_000);
 });

@@ -7,13 +7,16 @@
  */
 import type { Server } from 'node:http';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type AttributeValue, type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import {
+  createDynalite,
   type DynaliteStore,
   indexPrefix,
   prefixRange,
 } from '../../local/emulators/dynalite/dynaliteInternals.ts';
+import { installWholeIndexKeys } from '../../local/emulators/dynalite/wholeIndexKeys.ts';
 import { indexAgreement, indexesAgree } from '../../soak/indexAgreement.ts';
 import { recordsTableStore } from '../local/recordsTableStore.ts';
 import { createRecordsTable, startStore, storeClient, storeScope } from '../local/storeProcesses.ts';
@@ -116,6 +119,25 @@ describe("the campaign's check of the indexes against the items", () => {
     expect(agreement.missing).toBeGreaterThan(0);
     expect(agreement.extra).toBe(agreement.missing);
     expect(indexesAgree(agreement)).toBe(false);
+  });
+
+  it("waits for the store's process to let go of its lock, and tells a lock never let go (control)", async () => {
+    // Prepare: the stopped store opened again elsewhere, as a store process still exiting holds it.
+    const dataDir = await stoppedStore();
+    installWholeIndexKeys();
+    const holder = createDynalite({ path: join(dataDir, 'dynamodb') }).store;
+    await holder.db.open();
+    const release = () => new Promise<void>((resolve) => holder.db.close(() => resolve()));
+
+    // Act: held throughout two waits (the control), then let go 1.5 s into a reading.
+    const refused = await indexAgreement(dataDir, { lockWaits: 2 }).catch((error: unknown) => error);
+    const reading = indexAgreement(dataDir, { lockWaits: 10 });
+    await sleep(1500);
+    await release();
+
+    // Assess
+    expect(String(refused)).toMatch(/lock|failed to open/i);
+    expect(await reading).toEqual({ items: 4, extra: 0, missing: 0, wrong: 0 });
   });
 
   it('refuses a directory that holds no store, rather than find an empty one agreeing', async () => {

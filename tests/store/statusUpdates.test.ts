@@ -341,6 +341,8 @@ describe('reopenFailedRecord', () => {
       dueAt: iso(300),
       tries: 0,
       history: [{ at: NOW.toISOString(), status: 'accepted', reached: false, redriven: true }],
+      // The console's timeline: the redrive and who made it (no one named: the command line's).
+      story: [`r|${NOW.getTime().toString(36)}|npm run redrive`],
       pendingEvents: [
         // The factory's failed record carries no earlier change (no history, no eventSequence).
         { state: 'accepted', previousState: 'failed', attempts: 5, sequence: 1, at: NOW.toISOString() },
