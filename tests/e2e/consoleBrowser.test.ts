@@ -265,6 +265,26 @@ describe.skipIf('missing' in found)(title, () => {
     await context.close();
   }, 60_000);
 
+  it('while the person works, the console renews its ID token with the refresh token before it expires', async () => {
+    // Prepare: signed in; 56 minutes on the page's clock without a click (the ID token lives 60).
+    const { context, page } = await newPage();
+    await page.clock.install();
+    await signIn(page, 'support@example.com');
+    await page.getByRole('heading', { name: 'Search' }).waitFor();
+    await page.clock.fastForward('00:56:00');
+    const renewal = page.waitForRequest(
+      (request) => request.method() === 'POST' && /grant_type=refresh_token/.test(request.postData() ?? ''),
+      { timeout: 10_000 },
+    );
+    // Act: a click, and the call it makes.
+    await page.getByRole('link', { name: 'Downstreams' }).click();
+    // Assess: renewed at the provider, and still in the console.
+    expect((await (await renewal).response())?.status()).toBe(200);
+    await page.getByRole('heading', { name: 'Downstreams' }).waitFor();
+    expect(new URL(page.url()).origin).toBe(new URL(service.url).origin);
+    await context.close();
+  }, 60_000);
+
   it('a token the API refuses (401: expired) sends the console back to the sign-in form', async () => {
     // Prepare: signed in; then every API call carries an expired ID token instead (the API itself refuses it).
     const { context, page } = await newPage();
