@@ -135,8 +135,11 @@ const start = async (): Promise<void> => {
   };
   setInterval(checkIdle, 30_000);
   addEventListener('focus', checkIdle);
-  const me = await api<Me>('me');
-  render(<App me={me} />, root);
+  try {
+    render(<App me={await api<Me>('me')} />, root);
+  } catch (error) {
+    render(<SignInFailed reason={`The console could not start: ${(error as Error).message}`} />, root);
+  }
 };
 
 void start();
