@@ -41,8 +41,11 @@ export interface LocalOidcProvider {
   issuer: string;
   clientId: string;
   users: LocalConsoleUser[];
-  /** What the console API's handler needs: CONSOLE_ISSUER_URL and CONSOLE_CLIENT_ID. */
-  env: { CONSOLE_ISSUER_URL: string; CONSOLE_CLIENT_ID: string };
+  /**
+   * What the console's handlers need: CONSOLE_ISSUER_URL and CONSOLE_CLIENT_ID, and CONSOLE_SIGN_IN_ORIGIN (its token
+   * endpoint is on the issuer itself, where Cognito's is on the pool's hosted domain).
+   */
+  env: { CONSOLE_ISSUER_URL: string; CONSOLE_CLIENT_ID: string; CONSOLE_SIGN_IN_ORIGIN: string };
   /**
    * Registers the console of the API at `apiUrl` (http://localhost:<port>) as the client's redirect:
    * `<apiUrl>/console/callback`. Until then the provider answers 503; called again (the API moved to another
@@ -266,7 +269,11 @@ export const startLocalOidcProvider = async (
     issuer,
     clientId: LOCAL_CONSOLE_CLIENT_ID,
     users,
-    env: { CONSOLE_ISSUER_URL: issuer, CONSOLE_CLIENT_ID: LOCAL_CONSOLE_CLIENT_ID },
+    env: {
+      CONSOLE_ISSUER_URL: issuer,
+      CONSOLE_CLIENT_ID: LOCAL_CONSOLE_CLIENT_ID,
+      CONSOLE_SIGN_IN_ORIGIN: issuer,
+    },
     serveConsoleAt,
     stop: () =>
       new Promise<void>((resolve, reject) => {

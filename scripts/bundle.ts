@@ -1,5 +1,9 @@
 /** `npm run bundle`: every function serverless.yml declares, bundled and zipped into .esbuild/ (tools/bundle.ts). */
 import { bundleAll } from '../tools/bundle.ts';
+import { writeConsoleFiles } from '../tools/consoleBuild.ts';
+
+// The console's files are part of the consoleAssets bundle: built fresh first.
+await writeConsoleFiles();
 
 const results = await bundleAll();
 for (const r of results) {

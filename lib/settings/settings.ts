@@ -285,3 +285,16 @@ export const metricsIdentity: Setting<{ namespace: string; service: string }> = 
   namespace: env.POWERTOOLS_METRICS_NAMESPACE || 'DealerGateway',
   service: env.POWERTOOLS_SERVICE_NAME || 'dealer-gateway',
 }));
+
+/**
+ * Where the console's browser app exchanges its code and renews its token (`CONSOLE_SIGN_IN_ORIGIN`): on AWS the
+ * user pool's hosted domain (`https://<prefix>.auth.<region>.amazoncognito.com`), which is not the issuer's host;
+ * under `npm start` the local provider itself. Only its origin is used: the console page's `connect-src`.
+ *
+ * @example
+ * consoleSignInOrigin({ CONSOLE_SIGN_IN_ORIGIN: 'https://dg-dev-1a2b.auth.eu-west-1.amazoncognito.com/' })
+ * // 'https://dg-dev-1a2b.auth.eu-west-1.amazoncognito.com'
+ */
+export const consoleSignInOrigin: Setting<string> = setting(
+  (env) => new URL(required('CONSOLE_SIGN_IN_ORIGIN', env.CONSOLE_SIGN_IN_ORIGIN?.trim())).origin,
+);

@@ -66,6 +66,10 @@ const KEYLESS = [
   'ApiGatewayMethodOpenapijsonGet',
   'ApiGatewayMethodConsoleApiProxyVarGet',
   'ApiGatewayMethodConsoleApiProxyVarPost',
+  // The console's page and files (consoleAssets): public code without data.
+  'ApiGatewayMethodConsoleGet',
+  'ApiGatewayMethodConsoleCallbackGet',
+  'ApiGatewayMethodConsoleAssetsFileVarGet',
 ];
 const SECRET_ARN = `arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:${SECRET}-??????`;
 
@@ -144,7 +148,7 @@ describe('client keys in the packaged template', () => {
     expect(text).not.toMatch(/"Value":\s*"(?!\{\{resolve:secretsmanager:)[^"]{20,}"/);
   });
 
-  it('requires a key at API Gateway on every operation (browser forms are off by default); the API description and the console API (bearer ID tokens) are not', () => {
+  it("requires a key at API Gateway on every operation (browser forms are off by default); the API description, the console API (bearer ID tokens) and the console's page and files are not", () => {
     expect(config.browserForms.enabled).toBe(false);
     const methods = ofType('AWS::ApiGateway::Method');
     expect(methods.length).toBeGreaterThanOrEqual(5);

@@ -110,6 +110,8 @@ const localValue = (value: unknown): string => {
     sub.includes(`\${ConsoleUserPool}`)
   )
     return oidc.issuer;
+  // The pool's hosted domain, where the console's page exchanges its code: the local provider serves that too.
+  if (typeof sub === 'string' && sub.includes(`\${ConsoleUserPoolDomain}`)) return oidc.issuer;
   throw new Error(
     `environment value ${JSON.stringify(value)}: not resolved for local running (roles.test.ts)`,
   );
@@ -679,6 +681,33 @@ describe('the operations console: consoleApi', () => {
       'view-customer',
     ]);
   }, 60_000);
+});
+
+describe('the operations console: consoleAssets', () => {
+  it('serve the page and its script from the bundle, with no AWS call', async () => {
+    // Act
+    const page = await invoke<{ statusCode: number; headers: Record<string, string>; body: string }>(
+      'consoleAssets',
+      apiEvent({ httpMethod: 'GET', path: '/console/', resource: '/console' }),
+    );
+    const script = /src="\/console\/(assets\/[^"]+\.js)"/.exec(page.body)?.[1] ?? 'missing';
+    const asset = await invoke<{ statusCode: number; headers: Record<string, string> }>(
+      'consoleAssets',
+      apiEvent({
+        httpMethod: 'GET',
+        path: `/console/${script}`,
+        resource: '/console/assets/{file}',
+        pathParameters: { file: script.slice('assets/'.length) },
+      }),
+    );
+    // Assess
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-security-policy']).toContain(`connect-src 'self' ${oidc.issuer}`);
+    expect(asset).toMatchObject({
+      statusCode: 200,
+      headers: { 'content-type': 'text/javascript; charset=utf-8' },
+    });
+  });
 });
 
 describe('webhooks: webhookDispatcher on real SQS events', () => {

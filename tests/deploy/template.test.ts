@@ -496,4 +496,41 @@ describe("the console's sign-in (contract §7): a Cognito user pool", () => {
     expect(env.CONSOLE_CLIENT_ID).toEqual({ Ref: 'ConsoleUserPoolClient' });
     expect(roleOf(fn)).toBe('ConsoleApiRole');
   });
+
+  it("serves the console's pages without a key from consoleAssets, whose role may only write its logs", () => {
+    // Prepare
+    const [[assetsId, fn]] = functions().filter(([id]) => id === 'ConsoleAssetsLambdaFunction');
+    const methods = ofType('AWS::ApiGateway::Method').filter(([, m]) =>
+      ref(m.Properties.Integration).includes(`"${assetsId}"`),
+    );
+    const pathOf = (method: Resource): string => {
+      const parts: string[] = [];
+      let id = (method.Properties.ResourceId as { Ref?: string }).Ref;
+      while (id && resources[id]) {
+        parts.unshift(String(resources[id].Properties.PathPart));
+        id = (resources[id].Properties.ParentId as { Ref?: string }).Ref;
+      }
+      return `/${parts.join('/')}`;
+    };
+    // Act
+    const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    // Assess: three GET routes, public (the page holds no data; the API it calls wants a token).
+    expect(
+      methods
+        .map(([, m]) => [m.Properties.HttpMethod, pathOf(m), m.Properties.ApiKeyRequired ?? false])
+        .sort(),
+    ).toEqual([
+      ['GET', '/console', false],
+      ['GET', '/console/assets/{file}', false],
+      ['GET', '/console/callback', false],
+    ]);
+    expect(env.CONSOLE_SIGN_IN_ORIGIN).toEqual({
+      'Fn::Sub': `https://\${ConsoleUserPoolDomain}.auth.\${AWS::Region}.amazoncognito.com`,
+    });
+    expect(env.CONSOLE_CLIENT_ID).toEqual({ Ref: 'ConsoleUserPoolClient' });
+    expect(statementsOf(roleOf(fn)).flatMap((st) => st.Action)).toEqual([
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+    ]);
+  });
 });

@@ -1,9 +1,9 @@
 /**
- * A real browser (Debian's chromium, driven by playwright-core) submits ordinary HTML forms served from another
+ * A real browser (Chromium, driven by playwright-core) submits ordinary HTML forms served from another
  * origin to POST /crm/case, behind a local stand-in for API Gateway, with browser forms enabled for that
- * origin. CI installs the browser with `apt-get install -y chromium`; without /usr/bin/chromium this is skipped.
+ * origin. The Chromium of testkit/chromium.ts: the npm package @sparticuz/chromium, else Debian's; without either this
+ * is skipped, loudly.
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,19 +15,17 @@ import { crmCaseHandler } from '../../functions/crmCase.ts';
 import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import type { CaseRecord } from '../../lib/types.ts';
+import { CHROMIUM_ARGS, findChromium } from '../../testkit/chromium.ts';
 import { uniqueFrame } from '../../testkit/factories/records.ts';
 import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import { startApiGatewayAdapter } from './apiGatewayAdapter.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
+const found = await findChromium();
+const hasChromium = 'executablePath' in found;
 const title = hasChromium
-  ? 'a real browser submitting web forms from another origin'
-  : `a real browser submitting web forms (SKIPPED: ${CHROMIUM} is not installed; apt-get install -y chromium)`;
-if (!hasChromium)
-  console.warn(
-    `tests/forms/browser.test.ts skipped: ${CHROMIUM} is not installed (apt-get install -y chromium)`,
-  );
+  ? `a real browser submitting web forms from another origin (Chromium from ${found.source})`
+  : `a real browser submitting web forms (SKIPPED: ${found.missing})`;
+if (!hasChromium) console.warn(`\n\n*** tests/forms/browser.test.ts SKIPPED: ${found.missing} ***\n\n`);
 
 /** The form of a page: the fields a person fills in, the control fields as hidden inputs, the honeypot hidden. */
 const formPage = (action: string, pageOrigin: string, charset: 'utf-8' | 'windows-1252') => `<!doctype html>
@@ -95,18 +93,9 @@ describe.skipIf(!hasChromium)(title, () => {
 
     profile = await mkdtemp(join(tmpdir(), 'dealer-gateway-chromium-'));
     browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
+      executablePath: 'executablePath' in found ? found.executablePath : '',
       headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: ['--disable-quic', ...CHROMIUM_ARGS],
     });
   }, 60_000);
 
