@@ -102,6 +102,15 @@ const webhookClients = (config, { stage }) => {
 
 const arnOf = (id) => ({ 'Fn::GetAtt': [id, 'Arn'] });
 
+/**
+ * The ARNs of the clients' webhook secrets (Secrets Manager adds 6 random characters to a secret's name), for the roles
+ * that sign webhooks: the dispatcher's and the console API's (its "Resend webhook").
+ */
+const secretArns = (clients, { service, stage }) =>
+  clients.map((client) => ({
+    'Fn::Sub': `arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:${secretsPrefix(service, stage)}${client.name}-??????`,
+  }));
+
 /** The records table's key of a client's webhook flag: the same as lib/webhooks/disabledWebhooks.ts webhookFlagKey. */
 const webhookFlagKey = (client) => `webhook#${client}`;
 
@@ -182,9 +191,7 @@ const dispatcherRole = (clients, { service, stage }) => {
         Effect: 'Allow',
         Action: ['secretsmanager:GetSecretValue'],
         // Secrets Manager adds 6 random characters to a secret's ARN.
-        Resource: clients.map((client) => ({
-          'Fn::Sub': `arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:${secretsPrefix(service, stage)}${client.name}-??????`,
-        })),
+        Resource: secretArns(clients, { service, stage }),
       },
     );
   return {
@@ -247,11 +254,17 @@ const generate = (config, { service, stage }) => {
   };
 };
 
-module.exports = async ({ resolveVariable }) =>
-  generate(clientsConfig, {
-    service: await resolveVariable('self:service'),
-    stage: await resolveVariable('sls:stage'),
-  });
+/**
+ * What serverless.yml reads: `${file(./deploy/webhooks.cjs):template}`, the resources above, and
+ * `${file(./deploy/webhooks.cjs):secretArns}`, the clients' webhook secrets the console API's role reads exactly.
+ */
+module.exports = async ({ resolveVariable }) => {
+  const at = { service: await resolveVariable('self:service'), stage: await resolveVariable('sls:stage') };
+  return {
+    template: generate(clientsConfig, at),
+    secretArns: secretArns(webhookClients(clientsConfig, at), at),
+  };
+};
 module.exports.generate = generate;
 module.exports.webhookClients = webhookClients;
 module.exports.webhookIds = webhookIds;

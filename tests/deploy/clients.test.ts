@@ -257,6 +257,7 @@ describe('browser forms enabled: the packaged template of a project copy', () =>
     enabled = await withPackageLock(async () => {
       copy = await mkdtemp(join(tmpdir(), 'dealer-gateway-forms-package-'));
       const sources = [
+        'console',
         'functions',
         'lib',
         'schemas',

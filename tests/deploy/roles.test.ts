@@ -140,6 +140,7 @@ const environmentOf = (
       secrets[variables[name]] = JSON.stringify({
         'example-dealer': testKeys.dealer,
         'example-web-forms': testKeys.webForms,
+        'example-dealer-test': testKeys.testDealer,
       });
     }
   }
@@ -650,13 +651,22 @@ describe('the operations console: consoleApi', () => {
     const [saleId] = salesIds(
       await api('salesRegistration', jsonPost(SALES, [salesRegistrationInput({ FrameNum: uniqueFrame() })])),
     );
+    // And a test client's (its own webhook secret: the role reads each client's, as the dispatcher's does).
+    const [testSaleId] = salesIds(
+      await api(
+        'salesRegistration',
+        jsonPost(SALES, [salesRegistrationInput({ FrameNum: uniqueFrame() })], {
+          'x-api-key': testKeys.testDealer,
+        }),
+      ),
+    );
     await aws.drain(aws.resources.queues.SalesRegistrationQueue.url);
-    await fail(saleId, 'salesRegistration');
+    await Promise.all([fail(saleId, 'salesRegistration'), fail(testSaleId, 'salesRegistration')]);
     const [support, operator] = await Promise.all([
       tokenOf('support@example.com'),
       tokenOf('operator@example.com'),
     ]);
-    await consoleCall('POST', 'records/redrive', operator, { ids: [saleId] });
+    await consoleCall('POST', 'records/redrive', operator, { ids: [saleId, testSaleId] });
     await aws.drain(aws.resources.queues.SalesRegistrationQueue.url);
     await dynamo.send(
       new PutItemCommand({
@@ -668,17 +678,22 @@ describe('the operations console: consoleApi', () => {
     const customer = await consoleCall('GET', `records/${saleId}/customer`, support);
     // Its webhook is a public https URL this machine cannot reach: the post fails, its attempt is noted all the same.
     const resent = await consoleCall('POST', `records/${saleId}/webhook/resend`, operator);
+    const testResent = await consoleCall('POST', `records/${testSaleId}/webhook/resend`, operator);
     const enabled = await consoleCall('POST', 'webhooks/example-dealer/enable', operator);
     const audit = await consoleCall('GET', 'audit', operator);
     // Assess
     expect(customer.status).toBe(200);
     expect(resent).toMatchObject({ status: 200, body: { webhookId: expect.stringMatching(`^${saleId}:`) } });
+    expect(testResent).toMatchObject({
+      status: 200,
+      body: { webhookId: expect.stringMatching(`^${testSaleId}:`) },
+    });
     expect(enabled).toMatchObject({ status: 200, body: { client: 'example-dealer', enabled: true } });
     expect(audit.status).toBe(200);
     expect(audit.body.entries.map((entry: { action: string }) => entry.action).slice(0, 3)).toEqual([
       'enable-webhook',
       'resend-webhook',
-      'view-customer',
+      'resend-webhook',
     ]);
   }, 60_000);
 });
