@@ -11,9 +11,10 @@
  *   node bench/run.ts outage [--outage-records 1000,10000]   # drain after an outage (bench/outageDrain.ts)
  *   node bench/run.ts fair [--fair-records 10000,100000]     # fair share between clients (bench/fairShare.ts)
  *   node bench/run.ts cold [--samples 11] [--cold-label <what>]   # cold start alone (bench/coldStart.ts)
+ *   node bench/run.ts intake [--intake-requests 250] [--intake-rounds 2]   # local intake against the previous release
  *
  * Progress goes to stderr, the tables to stdout. A whole run writes bench/RESULTS.md; `cost` and `capacity` alone
- * replace only their own section of it, as do `batched`, `outage` and `fair`; `cold` writes a section per label
+ * replace only their own section of it, as do `batched`, `outage`, `fair` and `intake`; `cold` writes a section per label
  * (`--cold-label`), so that a change's cold start before and after stand side by side.
  */
 import { readFile, writeFile } from 'node:fs/promises';
@@ -47,6 +48,7 @@ import { othersCores, snapshot } from './machine.ts';
 import { measureOutageDrain } from './outageDrain.ts';
 import { outageReport } from './outageReport.ts';
 import { benchDir } from './proc.ts';
+import { defaultReleaseIntakeSettings, measureReleaseIntake, releaseIntakeReport } from './releaseIntake.ts';
 import {
   bytes,
   count,
@@ -75,11 +77,13 @@ const { values: args, positionals } = parseArgs({
     'fair-records': { type: 'string', default: '10000' },
     // What a `cold` run measures (e.g. the change it comes before or after): its section's title.
     'cold-label': { type: 'string', default: 'latest' },
+    'intake-requests': { type: 'string', default: String(defaultReleaseIntakeSettings.requests) },
+    'intake-rounds': { type: 'string', default: String(defaultReleaseIntakeSettings.rounds) },
   },
 });
 const samples = Number(args.samples);
 const records = Number(args.records);
-const parts = ['local', 'cost', 'capacity', 'batched', 'outage', 'fair', 'cold'];
+const parts = ['local', 'cost', 'capacity', 'batched', 'outage', 'fair', 'cold', 'intake'];
 if (positionals.some((p) => !parts.includes(p)) || positionals.length > 1)
   throw new Error(`unknown argument: ${positionals.join(' ')} (one of ${parts.join(', ')}, or none)`);
 const localOnly = positionals.includes('local');
@@ -91,6 +95,12 @@ const outageSizes = args['outage-records'].split(',').map(Number);
 const fairOnly = positionals.includes('fair');
 const coldOnly = positionals.includes('cold');
 const fairSizes = args['fair-records'].split(',').map(Number);
+const intakeOnly = positionals.includes('intake');
+const intakeSettings = {
+  ...defaultReleaseIntakeSettings,
+  requests: Number(args['intake-requests']),
+  rounds: Number(args['intake-rounds']),
+};
 const localSettings = {
   ...defaultLocalStackSettings,
   concurrencies: args['local-concurrency'].split(',').map(Number),
@@ -284,6 +294,16 @@ if (fairOnly) {
   progress('wrote the fair section of bench/RESULTS.md');
   process.exit(0);
 }
+const intakeTitle = 'Local intake against the previous release';
+if (intakeOnly) {
+  const report = releaseIntakeReport(await measureReleaseIntake(intakeSettings));
+  const footer = `Written by \`npm run bench -- intake --intake-requests ${intakeSettings.requests} --intake-rounds ${intakeSettings.rounds}\` on ${partFooter((performance.now() - started) / 1000)}`;
+  const body = `${resultTable(report.rows)}\n\n${report.text}\n\n${footer}`;
+  console.log(body);
+  await writeSection('intake', intakeTitle, body);
+  progress('wrote the intake section of bench/RESULTS.md');
+  process.exit(0);
+}
 if (batchedOnly || outageOnly) {
   const report = batchedOnly
     ? batchedReport(await measureBatchedDelivery())
@@ -392,6 +412,11 @@ const local = await phase(
   () => measureLocalStack(localSettings),
 );
 const localReport = localStackReport(local, TARGET.localSteadyRatio);
+const releaseIntake = releaseIntakeReport(
+  await phase('intake', 'local intake: npm start of this tree against the previous release…', () =>
+    measureReleaseIntake(intakeSettings),
+  ),
+);
 const loadAfter = loadavg();
 const seconds = (performance.now() - started) / 1000;
 progress(`done in ${seconds.toFixed(0)} s`);
@@ -452,7 +477,7 @@ const batchedText = batchedReport(batched);
 const outageText = outageReport(outage, outageNote(outageSizes));
 const fairText = fairReport(fair, fairNote(fairSizes));
 rows.push(...batchedText.rows, ...outageText.rows, ...fairText.rows);
-rows.push(...localReport.rows);
+rows.push(...localReport.rows, ...releaseIntake.rows);
 
 // ---- detail tables ----------------------------------------------------------------------------------------
 
@@ -675,6 +700,12 @@ ${outageText.text}
 
 ${fairText.text}
 <!-- fair:end -->
+
+<!-- intake:start -->
+## ${intakeTitle}
+
+${releaseIntake.text}
+<!-- intake:end -->
 
 ## Reproduce
 
