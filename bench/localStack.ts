@@ -275,7 +275,7 @@ const cpuSplit = (from: CpuSnapshot, to: CpuSnapshot, requests: number): CpuSpli
 
 // ---- the client -------------------------------------------------------------------------------------------
 
-interface Planned {
+export interface Planned {
   path: string;
   key: string;
   body: string;
@@ -342,7 +342,7 @@ const percentile = (sorted: number[], p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 /** Sends every planned request with at most `inFlight` outstanding (keep-alive connections, one per slot). */
-const drive = async (port: number, planned: Planned[], inFlight: number): Promise<LoadFigures> => {
+export const drive = async (port: number, planned: Planned[], inFlight: number): Promise<LoadFigures> => {
   const agent = new Agent({ keepAlive: true, maxSockets: inFlight });
   const answers: Answer[] = new Array(planned.length);
   let next = 0;
@@ -451,15 +451,16 @@ const gone = async (pids: number[], ms: number): Promise<boolean> => {
   }
 };
 
-const startNpm = async (
+export const startNpm = async (
   concurrency: number,
   dataDir: string,
   extraEnv: Record<string, string> = {},
+  root = projectRoot,
 ): Promise<NpmStart> => {
   const [port] = await freePorts(1);
   const started = performance.now();
   const child = spawn('npm', ['start'], {
-    cwd: projectRoot,
+    cwd: root,
     env: {
       ...personEnv(),
       DATA_DIR: dataDir,

@@ -12,9 +12,10 @@
  *   node bench/run.ts fair [--fair-records 10000,100000]     # fair share between clients (bench/fairShare.ts)
  *   node bench/run.ts cold [--samples 11] [--cold-label <what>]   # cold start alone (bench/coldStart.ts)
  *   node bench/run.ts console [--console-records 100000]   # the console's search on npm start (bench/consoleSearch.ts)
+ *   node bench/run.ts intake [--intake-requests 250] [--intake-rounds 2]   # local intake against the previous release
  *
  * Progress goes to stderr, the tables to stdout. A whole run writes bench/RESULTS.md; `cost` and `capacity` alone
- * replace only their own section of it, as do `batched`, `outage` and `fair`; `cold` writes a section per label
+ * replace only their own section of it, as do `batched`, `outage`, `fair` and `intake`; `cold` writes a section per label
  * (`--cold-label`), so that a change's cold start before and after stand side by side.
  */
 import { readFile, writeFile } from 'node:fs/promises';
@@ -50,6 +51,7 @@ import { othersCores, snapshot } from './machine.ts';
 import { measureOutageDrain } from './outageDrain.ts';
 import { outageReport } from './outageReport.ts';
 import { benchDir } from './proc.ts';
+import { defaultReleaseIntakeSettings, measureReleaseIntake, releaseIntakeReport } from './releaseIntake.ts';
 import {
   bytes,
   count,
@@ -79,11 +81,13 @@ const { values: args, positionals } = parseArgs({
     // What a `cold` run measures (e.g. the change it comes before or after): its section's title.
     'cold-label': { type: 'string', default: 'latest' },
     'console-records': { type: 'string', default: '100000' },
+    'intake-requests': { type: 'string', default: String(defaultReleaseIntakeSettings.requests) },
+    'intake-rounds': { type: 'string', default: String(defaultReleaseIntakeSettings.rounds) },
   },
 });
 const samples = Number(args.samples);
 const records = Number(args.records);
-const parts = ['local', 'cost', 'capacity', 'batched', 'outage', 'fair', 'cold', 'console'];
+const parts = ['local', 'cost', 'capacity', 'batched', 'outage', 'fair', 'cold', 'console', 'intake'];
 if (positionals.some((p) => !parts.includes(p)) || positionals.length > 1)
   throw new Error(`unknown argument: ${positionals.join(' ')} (one of ${parts.join(', ')}, or none)`);
 const localOnly = positionals.includes('local');
@@ -97,6 +101,12 @@ const coldOnly = positionals.includes('cold');
 const consoleOnly = positionals.includes('console');
 const consoleRecords = Number(args['console-records']);
 const fairSizes = args['fair-records'].split(',').map(Number);
+const intakeOnly = positionals.includes('intake');
+const intakeSettings = {
+  ...defaultReleaseIntakeSettings,
+  requests: Number(args['intake-requests']),
+  rounds: Number(args['intake-rounds']),
+};
 const localSettings = {
   ...defaultLocalStackSettings,
   concurrencies: args['local-concurrency'].split(',').map(Number),
@@ -299,6 +309,16 @@ if (consoleOnly) {
   progress('wrote the console section of bench/RESULTS.md');
   process.exit(0);
 }
+const intakeTitle = 'Local intake against the previous release';
+if (intakeOnly) {
+  const report = releaseIntakeReport(await measureReleaseIntake(intakeSettings));
+  const footer = `Written by \`npm run bench -- intake --intake-requests ${intakeSettings.requests} --intake-rounds ${intakeSettings.rounds}\` on ${partFooter((performance.now() - started) / 1000)}`;
+  const body = `${resultTable(report.rows)}\n\n${report.text}\n\n${footer}`;
+  console.log(body);
+  await writeSection('intake', intakeTitle, body);
+  progress('wrote the intake section of bench/RESULTS.md');
+  process.exit(0);
+}
 if (batchedOnly || outageOnly) {
   const report = batchedOnly
     ? batchedReport(await measureBatchedDelivery())
@@ -412,6 +432,11 @@ const local = await phase(
   () => measureLocalStack(localSettings),
 );
 const localReport = localStackReport(local, TARGET.localSteadyRatio);
+const releaseIntake = releaseIntakeReport(
+  await phase('intake', 'local intake: npm start of this tree against the previous release…', () =>
+    measureReleaseIntake(intakeSettings),
+  ),
+);
 const loadAfter = loadavg();
 const seconds = (performance.now() - started) / 1000;
 progress(`done in ${seconds.toFixed(0)} s`);
@@ -473,7 +498,7 @@ const outageText = outageReport(outage, outageNote(outageSizes));
 const fairText = fairReport(fair, fairNote(fairSizes));
 const consoleText = consoleSearchReport(consoleSearch);
 rows.push(...batchedText.rows, ...outageText.rows, ...fairText.rows, ...consoleText.rows);
-rows.push(...localReport.rows);
+rows.push(...localReport.rows, ...releaseIntake.rows);
 
 // ---- detail tables ----------------------------------------------------------------------------------------
 
@@ -704,6 +729,12 @@ ${fairText.text}
 
 ${consoleText.text}
 <!-- console:end -->
+
+<!-- intake:start -->
+## ${intakeTitle}
+
+${releaseIntake.text}
+<!-- intake:end -->
 
 ## Reproduce
 

@@ -6,7 +6,7 @@ import { frameKeyOf, openKindOf, statusKeyOf } from '../records/keys.ts';
 import type { StatusRecord } from '../records/types.ts';
 import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
 import type { CallOptions, RecordState } from '../store/statusRecords.ts';
-import { getRecordState, noteUnqueued, putStatusRecordIfAbsent } from '../store/statusRecords.ts';
+import { getRecordState, noteUnqueued, putStatusRecordIfAbsent, takenIds } from '../store/statusRecords.ts';
 import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
 import { acceptContent } from './acceptContent.ts';
 import { contentIdKey } from './contentIdKey.ts';
@@ -140,10 +140,14 @@ const acceptByContent = async (request: AcceptRequest, ids: ContentIds, now: Dat
   const { contentIds } = ids;
   const legacyOf = new Map(contentIds.map((id, i) => [id, ids.legacyIds[i]]));
   const contents = [...distinctContents(request, contentIds)];
+  // Content accepted before content ids were keyed is looked for only where its legacy first id is taken, and the
+  // request's legacy places are read in one call: nothing is created under a legacy id any more, so a place found
+  // empty stays empty. (A read per record before doubled intake's calls and halved npm start's intake.)
+  const legacyTaken = await takenIds([...legacyOf.values()], options);
   const outcomes = await inParallel(contents, PARALLEL_WRITES, ([firstId, record]) =>
     acceptContent({
       firstId,
-      legacyFirstId: legacyOf.get(firstId),
+      legacyFirstId: legacyTaken.has(legacyOf.get(firstId) as string) ? legacyOf.get(firstId) : undefined,
       record,
       now,
       options,

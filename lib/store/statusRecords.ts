@@ -78,6 +78,16 @@ export const readContentSlot = (
   readSlot(id, { ...options, withoutPersonalFields: true });
 
 /**
+ * Which of these ids something stands at (a status record or a content alias), read consistently, keys only: one
+ * BatchGetItem for up to 100 ids, where a `readContentSlot` each would be a call each.
+ *
+ * @example
+ * const taken = await takenIds([legacyId1, legacyId2]); // Set { legacyId2 }
+ */
+export const takenIds = async (ids: string[], options: CallOptions = {}): Promise<Set<string>> =>
+  new Set((await batchGetItems(ids, { consistentRead: true, attributes: [], ...options })).keys());
+
+/**
  * Whether what stands at an id is a content alias (it names a record) rather than a status record.
  *
  * @example

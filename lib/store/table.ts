@@ -32,7 +32,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export const batchGetItems = async (
   pks: string[],
-  options: { consistentRead?: boolean; attributes?: readonly string[] } = {},
+  options: { consistentRead?: boolean; attributes?: readonly string[]; abortSignal?: AbortSignal } = {},
 ): Promise<Map<string, Item>> => {
   // The partition key is always read: the items are found by it.
   const projection = options.attributes
@@ -54,6 +54,7 @@ export const batchGetItems = async (
               [table]: { Keys: pending, ConsistentRead: options.consistentRead, ...projection },
             },
           }),
+          { abortSignal: options.abortSignal },
         );
         for (const item of out.Responses?.[table] ?? []) found.set(item.pk.S as string, item);
         pending = (out.UnprocessedKeys?.[table]?.Keys as Item[] | undefined) ?? [];
