@@ -1,5 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { CONSOLE_CALLBACK_PATH } from '../lib/console/constants.ts';
+import type { LocalOidcProvider } from '../local/oidcProvider.ts';
+import { apiEvent } from './factories/apiGateway.ts';
 
 /** What a sign-in through the provider's pages ended with. */
 export interface SignedIn {
@@ -118,4 +121,55 @@ export const signInToConsole = async (opts: {
     });
   }
   throw new Error('sign-in did not come back to the console within 12 steps');
+};
+
+/**
+ * The ID token of one of the local provider's development users (`support@example.com`, `operator@example.com`),
+ * signed in by its code flow with PKCE (signInToConsole).
+ *
+ * @example
+ * const token = await devUserToken(oidc, apiUrl, 'operator@example.com');
+ */
+export const devUserToken = async (
+  oidc: Pick<LocalOidcProvider, 'issuer' | 'clientId' | 'users'>,
+  apiUrl: string,
+  email: string,
+): Promise<string> => {
+  const password = oidc.users.find((u) => u.email === email)?.password ?? '';
+  const signedIn = await signInToConsole({
+    issuer: oidc.issuer,
+    clientId: oidc.clientId,
+    apiUrl,
+    email,
+    password,
+  });
+  return (signedIn as SignedIn).idToken;
+};
+
+/**
+ * The event API Gateway hands the console API for `<method> /console/api/<path>` (a `?query` in `path` becomes the
+ * query string parameters), with the `Authorization` header given and a JSON body when `body` is defined.
+ *
+ * @example
+ * await handler(consoleApiEvent('GET', 'records?q=WVW', `Bearer ${token}`), lambdaContext());
+ */
+export const consoleApiEvent = (
+  method: 'GET' | 'POST',
+  path: string,
+  authorization?: string,
+  body?: unknown,
+): APIGatewayProxyEvent => {
+  const [route, query] = path.split('?');
+  return apiEvent({
+    httpMethod: method,
+    path: `/console/api/${route}`,
+    resource: '/console/api/{proxy+}',
+    pathParameters: { proxy: route },
+    queryStringParameters: query ? Object.fromEntries(new URLSearchParams(query)) : null,
+    headers: {
+      ...(authorization ? { Authorization: authorization } : {}),
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    body: body === undefined ? null : JSON.stringify(body),
+  });
 };

@@ -1,8 +1,15 @@
-/** The console API's answers (the console contract, /console/api/*), as the pages read them. */
+/**
+ * The console API's answers (the console contract, /console/api/*), as the pages read them. Types lib/ declares are
+ * imported from it (`import type` only: nothing of lib/ is bundled).
+ */
+import type { ActivityHour } from '../../lib/console/activity/hours.ts';
+import type { Downstream } from '../../lib/outage/types.ts';
+import type { StoryEntry } from '../../lib/records/story.ts';
+
+export type { ActivityHour, Downstream };
 
 export type Kind = 'salesRegistration' | 'crmCase';
 export type State = 'accepted' | 'delivered' | 'rejected' | 'failed';
-export type Downstream = 'erp' | 'crm';
 
 export interface Me {
   email: string;
@@ -28,27 +35,11 @@ export interface Page<T> {
   next?: string;
 }
 
+/** A timeline entry: the record's acceptance and final state, and its story's entries (lib/records/story.ts). */
 export type Entry =
   | { at: string; type: 'accepted'; client: string }
-  | {
-      at: string;
-      type: 'attempt';
-      downstream: Downstream;
-      status: number | null;
-      message?: string;
-      durationMs: number;
-    }
-  | { at: string; type: 'held'; downstream: Downstream; heldSince: string; until?: string }
-  | { at: string; type: 'final'; state: State }
-  | {
-      at: string;
-      type: 'webhook';
-      client: string;
-      webhookId: string;
-      status: number | null;
-      durationMs?: number;
-    }
-  | { at: string; type: 'redrive'; by: string };
+  | StoryEntry
+  | { at: string; type: 'final'; state: State };
 
 export interface RecordView extends Row {
   downstream: Downstream;
@@ -78,14 +69,6 @@ export interface WebhookView {
   lastSuccessAt?: string;
   lastFailureAt?: string;
   failuresLast24h: number;
-}
-
-export interface ActivityHour {
-  hour: string;
-  downstream: Downstream;
-  accepted: number;
-  delivered: number;
-  failed: number;
 }
 
 export interface Activity {

@@ -17,9 +17,9 @@ import { handler } from '../../functions/consoleApi.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { type LocalOidcProvider, startLocalOidcProvider } from '../../local/oidcProvider.ts';
-import { type SignedIn, signInToConsole } from '../../testkit/consoleSignIn.ts';
+import { consoleApiEvent, devUserToken } from '../../testkit/consoleSignIn.ts';
 import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
-import { apiEvent, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { lambdaContext } from '../../testkit/factories/apiGateway.ts';
 import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
 import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import { seedStatusRecords } from '../../testkit/seedStatus.ts';
@@ -55,20 +55,8 @@ beforeAll(async () => {
     // No CloudWatch here: the "Activity" page counts from the store, as under npm start.
     CONSOLE_ACTIVITY_SOURCE: 'store',
   });
-  for (const [role, email] of [
-    ['support', 'support@example.com'],
-    ['operator', 'operator@example.com'],
-  ] as const) {
-    const password = oidc.users.find((u) => u.email === email)?.password ?? '';
-    const signedIn = await signInToConsole({
-      issuer: oidc.issuer,
-      clientId: oidc.clientId,
-      apiUrl,
-      email,
-      password,
-    });
-    tokens[role] = (signedIn as SignedIn).idToken;
-  }
+  tokens.support = await devUserToken(oidc, apiUrl, 'support@example.com');
+  tokens.operator = await devUserToken(oidc, apiUrl, 'operator@example.com');
   seeded = {
     failed: acceptedCase({
       status: 'failed',
@@ -117,17 +105,7 @@ const call = async (
   body?: unknown,
 ): Promise<APIGatewayProxyResult & { json: unknown }> => {
   const answer = (await handler(
-    apiEvent({
-      httpMethod: method,
-      path: `/console/api/${path}`,
-      resource: '/console/api/{proxy+}',
-      pathParameters: { proxy: path },
-      headers: {
-        ...(authorization ? { Authorization: authorization } : {}),
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      },
-      body: body === undefined ? null : JSON.stringify(body),
-    }),
+    consoleApiEvent(method, path, authorization, body),
     lambdaContext(),
   )) as APIGatewayProxyResult;
   return { ...answer, json: JSON.parse(answer.body) };

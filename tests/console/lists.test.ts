@@ -21,7 +21,7 @@ import { tableWebhookSwitch } from '../../lib/webhooks/disabledWebhooks.ts';
 import { tableWebhookSummaries } from '../../lib/webhooks/webhookSummary.ts';
 import { type LocalOidcProvider, startLocalOidcProvider } from '../../local/oidcProvider.ts';
 import { testKeys } from '../../testkit/apiKeys.ts';
-import { type SignedIn, signInToConsole } from '../../testkit/consoleSignIn.ts';
+import { devUserToken } from '../../testkit/consoleSignIn.ts';
 import { type DeliveryStack, startDeliveryStack } from '../../testkit/deliveryStack.ts';
 import { apiEvent, jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
 import {
@@ -134,15 +134,7 @@ beforeAll(async () => {
   Object.assign(process.env, { ...oidc.env, CONSOLE_ACTIVITY_SOURCE: 'store' });
   await forgetHolds(stack.aws.dynamoEndpoint);
   resetDownstreamClients();
-  const password = oidc.users.find((u) => u.email === 'support@example.com')?.password ?? '';
-  const signedIn = await signInToConsole({
-    issuer: oidc.issuer,
-    clientId: oidc.clientId,
-    apiUrl,
-    email: 'support@example.com',
-    password,
-  });
-  token = (signedIn as SignedIn).idToken;
+  token = await devUserToken(oidc, apiUrl, 'support@example.com');
 
   // Live sales to SAP and cases to Salesforce, delivered; test sales answered by the simulators as their names say.
   seeded.liveFrames = [uniqueFrame('LIST'), uniqueFrame('LIST')];

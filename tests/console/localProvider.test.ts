@@ -21,6 +21,19 @@ afterAll(() => oidc?.stop());
 const signIn = (email: string, password: string) =>
   signInToConsole({ issuer: oidc.issuer, clientId: oidc.clientId, apiUrl, email, password });
 
+/** The provider's authorization endpoint, asked for a code for the console, with `pkce`'s parameters if any. */
+const authorizeUrl = (pkce: Record<string, string> = {}): URL => {
+  const authorize = new URL(`${oidc.issuer}/auth`);
+  authorize.search = new URLSearchParams({
+    client_id: oidc.clientId,
+    redirect_uri: `${apiUrl}/console/callback`,
+    response_type: 'code',
+    scope: 'openid email',
+    ...pkce,
+  }).toString();
+  return authorize;
+};
+
 describe('the local OpenID Connect provider', () => {
   it.for([
     ['support@example.com', 'support'],
@@ -58,13 +71,7 @@ describe('the local OpenID Connect provider', () => {
 
   it('refuses an authorization request without PKCE', async () => {
     // Prepare
-    const authorize = new URL(`${oidc.issuer}/auth`);
-    authorize.search = new URLSearchParams({
-      client_id: oidc.clientId,
-      redirect_uri: `${apiUrl}/console/callback`,
-      response_type: 'code',
-      scope: 'openid email',
-    }).toString();
+    const authorize = authorizeUrl();
     // Act
     const answer = await fetch(authorize, { redirect: 'manual' });
     // Assess
@@ -74,15 +81,10 @@ describe('the local OpenID Connect provider', () => {
 
   it('serves its sign-in form with a policy that loads nothing and cannot be framed', async () => {
     // Prepare: an authorization request as the console makes it, up to the form.
-    const authorize = new URL(`${oidc.issuer}/auth`);
-    authorize.search = new URLSearchParams({
-      client_id: oidc.clientId,
-      redirect_uri: `${apiUrl}/console/callback`,
-      response_type: 'code',
-      scope: 'openid email',
+    const authorize = authorizeUrl({
       code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
       code_challenge_method: 'S256',
-    }).toString();
+    });
     const first = await fetch(authorize, { redirect: 'manual' });
     // Act
     const form = await fetch(new URL(first.headers.get('location') ?? '', oidc.issuer), {

@@ -36,10 +36,10 @@ import { type LocalOidcProvider, startLocalOidcProvider } from '../../local/oidc
 import { startLocalSecretsManager } from '../../local/secretsManager.ts';
 import { localWebhookRoutes, redirectWebhookCalls } from '../../local/webhookRoutes.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { type SignedIn, signInToConsole } from '../../testkit/consoleSignIn.ts';
+import { consoleApiEvent, devUserToken } from '../../testkit/consoleSignIn.ts';
 import { deliverRecord } from '../../testkit/deliverRecord.ts';
 import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
-import { apiEvent, jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
+import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
 import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
 import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
 import { isolatedAws } from '../../testkit/isolatedAws.ts';
@@ -99,20 +99,8 @@ beforeAll(async () => {
   undoRedirect = redirectWebhookCalls(
     localWebhookRoutes({ clients: clientsConfig.clients, receiverUrl: captureUrl }),
   );
-  for (const [role, email] of [
-    ['support', 'support@example.com'],
-    ['operator', 'operator@example.com'],
-  ] as const) {
-    const password = oidc.users.find((u) => u.email === email)?.password ?? '';
-    const signedIn = await signInToConsole({
-      issuer: oidc.issuer,
-      clientId: oidc.clientId,
-      apiUrl,
-      email,
-      password,
-    });
-    tokens[role] = (signedIn as SignedIn).idToken;
-  }
+  tokens.support = await devUserToken(oidc, apiUrl, 'support@example.com');
+  tokens.operator = await devUserToken(oidc, apiUrl, 'operator@example.com');
 });
 afterAll(async () => {
   undoRedirect?.();
@@ -132,20 +120,8 @@ const call = async (
   role?: keyof typeof tokens,
   body?: unknown,
 ): Promise<APIGatewayProxyResult & { json: Record<string, unknown> }> => {
-  const [pathOnly, query] = path.split('?');
   const answer = (await handler(
-    apiEvent({
-      httpMethod: method,
-      path: `/console/api/${pathOnly}`,
-      resource: '/console/api/{proxy+}',
-      pathParameters: { proxy: pathOnly },
-      queryStringParameters: query ? Object.fromEntries(new URLSearchParams(query)) : null,
-      headers: {
-        ...(role ? { Authorization: `Bearer ${tokens[role]}` } : {}),
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      },
-      body: body === undefined ? null : JSON.stringify(body),
-    }),
+    consoleApiEvent(method, path, role ? `Bearer ${tokens[role]}` : undefined, body),
     lambdaContext(),
   )) as APIGatewayProxyResult;
   return { ...answer, json: JSON.parse(answer.body) };

@@ -16,7 +16,7 @@ import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { testKeys } from '../../testkit/apiKeys.ts';
 import { type AwsCallRecorder, startAwsCallRecorder } from '../../testkit/awsCallRecorder.ts';
 import { recordedRequests as recordedRequestsOf } from '../../testkit/calledArns.ts';
-import { type SignedIn, signInToConsole } from '../../testkit/consoleSignIn.ts';
+import { consoleApiEvent, devUserToken } from '../../testkit/consoleSignIn.ts';
 import { apiEvent, formPost, frameGet, jsonPost, statusGet } from '../../testkit/factories/apiGateway.ts';
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
 import { type IamRequest, isAllowed, roleStatements, unusedGrants } from '../../testkit/iamPolicy.ts';
@@ -531,32 +531,9 @@ const makeDue = async (id: string) => {
 
 describe('the operations console: consoleApi', () => {
   /** An ID token of a development user, by the provider's code flow with PKCE. */
-  const tokenOf = async (email: string) => {
-    const password = oidc.users.find((u) => u.email === email)?.password ?? '';
-    const signedIn = await signInToConsole({
-      issuer: oidc.issuer,
-      clientId: oidc.clientId,
-      apiUrl: CONSOLE_URL,
-      email,
-      password,
-    });
-    return (signedIn as SignedIn).idToken;
-  };
+  const tokenOf = (email: string) => devUserToken(oidc, CONSOLE_URL, email);
   const consoleCall = (method: 'GET' | 'POST', path: string, token?: string, body?: unknown) =>
-    api(
-      'consoleApi',
-      apiEvent({
-        httpMethod: method,
-        path: `/console/api/${path}`,
-        resource: '/console/api/{proxy+}',
-        pathParameters: { proxy: path },
-        headers: {
-          ...(token ? { Authorization: `Bearer ${token}` } : {}),
-          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-        },
-        body: body === undefined ? null : JSON.stringify(body),
-      }),
-    );
+    api('consoleApi', consoleApiEvent(method, path, token ? `Bearer ${token}` : undefined, body));
 
   /** Leaves a record as a worker leaves it after its last try: failed. */
   const fail = (id: string, kind: string) =>
@@ -625,18 +602,7 @@ describe('the operations console: consoleApi', () => {
         'webhooks',
         'activity',
       ].map((path) => {
-        const [route, query] = path.split('?');
-        return api(
-          'consoleApi',
-          apiEvent({
-            httpMethod: 'GET',
-            path: `/console/api/${route}`,
-            resource: '/console/api/{proxy+}',
-            pathParameters: { proxy: route },
-            queryStringParameters: query ? Object.fromEntries(new URLSearchParams(query)) : null,
-            headers: { Authorization: `Bearer ${support}` },
-          }),
-        );
+        return api('consoleApi', consoleApiEvent('GET', path, `Bearer ${support}`));
       }),
     );
     // Assess: each answered (the role's check is the suite's, over every call recorded)

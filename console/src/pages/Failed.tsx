@@ -4,8 +4,9 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../auth.ts';
+import { RecordsTable } from '../components/RecordsTable.tsx';
 import type { Page, RedriveResult, Row } from '../types.ts';
-import { kindName, Loading, PageFrame, Problem, StateBadge, TestBadge, Time } from '../ui.tsx';
+import { Loading, PageFrame, Problem } from '../ui.tsx';
 
 const plural = (n: number): string => `${n} record${n === 1 ? '' : 's'}`;
 
@@ -79,61 +80,11 @@ export const FailedPage = ({ operator }: { operator: boolean }) => {
               <span aria-live="polite">{chosen.size} selected</span>
             </p>
           )}
-          <table>
-            <caption>Failed records, newest first</caption>
-            <thead>
-              <tr>
-                {operator && (
-                  <th scope="col">
-                    <input type="checkbox" aria-label="Select all" checked={all} onChange={toggleAll} />
-                  </th>
-                )}
-                <th scope="col">Record</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Client</th>
-                <th scope="col">Frame number</th>
-                <th scope="col">State</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Accepted</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr key={row.id}>
-                  {operator && (
-                    <td>
-                      <input
-                        type="checkbox"
-                        aria-label={`Select ${row.id}`}
-                        checked={chosen.has(row.id)}
-                        onChange={() => toggle(row.id)}
-                      />
-                    </td>
-                  )}
-                  <td>
-                    <a href={`#/records/${row.id}`} class="record-id">
-                      {row.id}
-                    </a>{' '}
-                    {row.test && <TestBadge />}
-                  </td>
-                  <td>{kindName(row.kind)}</td>
-                  <td>{row.client}</td>
-                  <td>{row.frameNumber ?? '—'}</td>
-                  <td>
-                    <StateBadge state={row.state} />
-                  </td>
-                  <td>{row.attempts}</td>
-                  <td>
-                    <Time at={row.acceptedAt} />
-                  </td>
-                  <td>
-                    <Time at={row.updatedAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <RecordsTable
+            rows={rows}
+            label="Failed records, newest first"
+            select={operator ? { chosen, all, toggle, toggleAll } : undefined}
+          />
           {next && (
             <button type="button" onClick={() => load(next)}>
               More records

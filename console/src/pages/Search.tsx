@@ -1,8 +1,9 @@
 /** Search: by frame number, record id, SAP document number or Salesforce id, with filters; newest first. */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../auth.ts';
+import { RecordsTable } from '../components/RecordsTable.tsx';
 import type { Page, Row } from '../types.ts';
-import { kindName, Loading, PageFrame, Problem, StateBadge, TestBadge, Time } from '../ui.tsx';
+import { Loading, PageFrame, Problem } from '../ui.tsx';
 
 /** The filters a search takes, as they stand in the page's address (`#/search?q=…`): never personal data. */
 const FIELDS = ['q', 'kind', 'state', 'client', 'mode', 'from', 'to'] as const;
@@ -22,50 +23,6 @@ const queryOf = (filters: Filters, cursor?: string): string => {
   if (cursor) query.set('cursor', cursor);
   return query.toString();
 };
-
-/** The results table: one row per record, each a link to its page. */
-export const RecordsTable = ({ rows, label }: { rows: Row[]; label: string }) => (
-  <table>
-    <caption>{label}</caption>
-    <thead>
-      <tr>
-        <th scope="col">Record</th>
-        <th scope="col">Kind</th>
-        <th scope="col">Client</th>
-        <th scope="col">Frame number</th>
-        <th scope="col">State</th>
-        <th scope="col">Attempts</th>
-        <th scope="col">Accepted</th>
-        <th scope="col">Updated</th>
-      </tr>
-    </thead>
-    <tbody>
-      {rows.map((row) => (
-        <tr key={row.id}>
-          <td>
-            <a href={`#/records/${row.id}`} class="record-id">
-              {row.id}
-            </a>{' '}
-            {row.test && <TestBadge />}
-          </td>
-          <td>{kindName(row.kind)}</td>
-          <td>{row.client}</td>
-          <td>{row.frameNumber ?? '—'}</td>
-          <td>
-            <StateBadge state={row.state} />
-          </td>
-          <td>{row.attempts}</td>
-          <td>
-            <Time at={row.acceptedAt} />
-          </td>
-          <td>
-            <Time at={row.updatedAt} />
-          </td>
-        </tr>
-      ))}
-    </tbody>
-  </table>
-);
 
 /** The search box and filters: a draft until submitted, then the page's address (so Back works). */
 const SearchForm = ({ filters }: { filters: Filters }) => {
