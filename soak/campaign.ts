@@ -248,8 +248,11 @@ const seconds = (ms: number) => Math.round(ms / 100) / 10;
  * slow receiver's delays are measured from this long into its window, once faults before it no longer count.
  */
 const BUS_PAUSE_MS = 30_000;
-/** After SAP comes back, no SIGKILL for this long: the probe period, a reconciler run and the first call, with room. */
-const KILL_QUIET_AFTER_OUTAGE_MS = 30_000;
+/**
+ * No SIGKILL from this long before SAP comes back to this long after: a restart (10-20 s on a busy machine) then is
+ * what the first delivery after the outage would measure. Earlier in the outage a kill is over before SAP is back.
+ */
+const KILL_QUIET_AROUND_RECOVERY_MS = 30_000;
 
 const proxyCounts = (proxy: FaultProxy): Record<string, number> => ({
   calls: proxy.counts().calls,
@@ -407,20 +410,21 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
     const answeredAt = new Map<string, number>();
     const chaosLoop = (async () => {
       let outageDone = settings.outageSeconds <= 0;
-      /** No SIGKILL before this (ms): while SAP is down, and for the recovery's measure after it came back. */
-      let killsResumeAt = 0;
+      /** No SIGKILL in this span (ms): around SAP's coming back, the recovery's measure. */
+      const killsPaused = { from: Number.POSITIVE_INFINITY, to: 0 };
       let lastLog = Date.now();
       while (!trafficDone) {
         const planned = workload.planned();
         // Not while a receiver is slow: a restart stops every webhook for its few seconds, which is no receiver's
         // doing (a run that killed in the window measured a batch's events 6 s late); the kill comes after it.
-        // Nor while SAP is down or has just come back: a restart then (its 10-20 s on a busy machine) is what the
-        // first delivery after the outage would measure (two runs at load 13 measured 13 s and 24 s against 6 s).
+        // Nor in the 30 s before SAP comes back and the 30 s after: a restart then (its 10-20 s on a busy machine) is
+        // what the first delivery after the outage would measure (two runs at load 13 measured 13 s and 24 s against
+        // 6 s); pausing for the whole outage left a quiet machine's run one SIGKILL of three, its traffic over first.
         if (
           killPoints.length > 0 &&
           planned >= killPoints[0] &&
           slow === undefined &&
-          Date.now() >= killsResumeAt
+          !(Date.now() >= killsPaused.from && Date.now() < killsPaused.to)
         ) {
           killPoints.shift();
           kills.push(Date.now());
@@ -455,9 +459,14 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         }
         if (!outageDone && planned >= settings.records * 0.6) {
           outageDone = true;
-          if (chaos) killsResumeAt = Number.POSITIVE_INFINITY;
+          if (chaos) {
+            // Counted from now, when the outage may begin a little later (its queued faults taken first): the span
+            // starts early rather than late; its end is set again when SAP is back.
+            killsPaused.from = Date.now() + settings.outageSeconds * 1000 - KILL_QUIET_AROUND_RECOVERY_MS;
+            killsPaused.to = Number.POSITIVE_INFINITY;
+          }
           outageEnded = chaos?.outage(settings.outageSeconds * 1000).then((run) => {
-            killsResumeAt = Date.now() + KILL_QUIET_AFTER_OUTAGE_MS;
+            killsPaused.to = Date.now() + KILL_QUIET_AROUND_RECOVERY_MS;
             Object.assign(outage, {
               from: run.from,
               to: run.to,
