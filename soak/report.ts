@@ -18,9 +18,14 @@ export const slowReceiverRow = (figures: SoakReport['slowReceiver']): string => 
 
 /** Seconds to the first delivery after the outage against its goal, flagged above it. */
 const firstDelivery = (report: SoakReport): string => {
-  const { firstDeliverySeconds: at, firstDeliveryGoalSeconds: goal, recoveredInTime } = report.hold;
+  const {
+    firstDeliverySeconds: at,
+    firstDeliveryGoalSeconds: goal,
+    probeCadenceSeconds,
+    recoveredInTime,
+  } = report.hold;
   const text = at === null ? 'none' : `${at} s`;
-  return `${text} (goal ${goal} s: probe period + reconciler period + the worker's batching window + the probe's call)${recoveredInTime ? '' : '  <-- later than the goal'}`;
+  return `${text} (goal ${goal} s: probe period + reconciler period, or the probe cadence kept (${probeCadenceSeconds} s) if longer, + the worker's batching window + the probe's call)${recoveredInTime ? '' : '  <-- later than the goal'}`;
 };
 
 export const reportTable = (report: SoakReport): string => {

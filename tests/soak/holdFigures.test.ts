@@ -24,9 +24,17 @@ const opening = (downstream: 'erp' | 'crm', at: number, reason = 'outage'): Hold
 const calls = (entries: [string, number, OpeningCall][]) =>
   new Map(entries.map(([downstream, at, call]) => [`${downstream} ${at}`, call]));
 
+/** Probes SAP answered 503 in the outage's last 30 s, every `everyMs` up to `lastBefore` ms before it ended. */
+const probes = (everyMs: number, lastBefore = everyMs) =>
+  Array.from({ length: Math.floor((30_000 - lastBefore) / everyMs) + 1 }, (_, i) => ({
+    at: TO - lastBefore - i * everyMs,
+    status: 503,
+  })).reverse();
+
 /**
- * A healthy run: SAP held 1 s into the outage, and once before it by one `$batch` of 40 answered 503; the probe
- * 1.5 s after it came back stored the first registration.
+ * A healthy run: SAP held 1 s into the outage, and once before it by one `$batch` of 40 answered 503; probes every
+ * 4 s (the probe period and the reconciler's) until it came back; the probe 1.5 s after it stored the first
+ * registration.
  */
 const healthy = (): HoldInput => ({
   outage: { from: FROM, to: TO },
@@ -34,6 +42,7 @@ const healthy = (): HoldInput => ({
   sapCalls: [
     { at: 99_000, status: 201 },
     { at: 150_000, status: 503 },
+    ...probes(4_000),
     { at: TO + 1_500, status: 202 },
   ],
   waiting: 40,
@@ -55,6 +64,7 @@ describe('the soak hold figures', () => {
     expect(figures).toMatchObject({
       firstDeliverySeconds: 1.6,
       firstDeliveryGoalSeconds: 6,
+      probeCadenceSeconds: 4,
       firstCallSeconds: 1.5,
       firstCallStatus: 202,
       openings: { 'erp outage': 2, 'crm api-usage': 1 },
@@ -79,6 +89,34 @@ describe('the soak hold figures', () => {
     expect(holdFigures({ ...input, createdAt: [TO + 5_400], batchingWindowSeconds: 0 }).recoveredInTime).toBe(
       false,
     );
+  });
+
+  it('stretches the goal to the probe cadence a busy machine kept, and no further than four times the periods', () => {
+    // Prepare: a reconciler run over thousands of open records took 10 s at load 6, so probes came every 10 s.
+    const busy = { ...healthy(), sapCalls: [...probes(10_000, 9_000), { at: TO + 10_500, status: 202 }] };
+    // Act
+    const onTime = holdFigures({ ...busy, createdAt: [TO + 11_100] });
+    const late = holdFigures({ ...busy, createdAt: [TO + 12_100] });
+    // Assess: goal 10 + 1 + 1 = 12 s.
+    expect(onTime).toMatchObject({
+      probeCadenceSeconds: 10,
+      firstDeliveryGoalSeconds: 12,
+      recoveredInTime: true,
+    });
+    expect(late).toMatchObject({ firstDeliveryGoalSeconds: 12, recoveredInTime: false, kept: false });
+  });
+
+  it('negative control: probes as rare as held messages returning (or none) stretch the goal only to its limit', () => {
+    // Prepare: no probe in the outage's last 30 s (a reconciler that queued none; held messages hidden for 45 s).
+    const none = { ...healthy(), sapCalls: [{ at: 150_000, status: 503 }], createdAt: [TO + 20_000] };
+    // Act
+    const figures = holdFigures(none);
+    // Assess: cadence 30 s, capped at 4 x (2 + 2) = 16 s: goal 18 s, and 20 s is late.
+    expect(figures).toMatchObject({
+      probeCadenceSeconds: 30,
+      firstDeliveryGoalSeconds: 18,
+      recoveredInTime: false,
+    });
   });
 
   it('negative control: nothing delivered after the outage while sales waited fails', () => {
