@@ -766,6 +766,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       sapCalls: sap.requests.flatMap((request, i) =>
         request.method === 'POST' ? [{ at: sapTimes[i] ?? 0, status: request.status }] : [],
       ),
+      sapRequestTimes: sapTimes,
       waiting: outageReport.acceptedDuring,
       probeSeconds: settings.probeSeconds,
       reconcileSeconds: settings.reconcileIntervalSeconds,

@@ -66,6 +66,11 @@ export interface HoldInput {
   createdAt: readonly number[];
   /** SAP's delivery calls (single POSTs and `$batch`): when each arrived and what it was answered. */
   sapCalls: readonly { at: number; status: number }[];
+  /**
+   * When SAP received each request of any sort (ms): while it is down a probe is mostly its CSRF token fetch, failed
+   * before any POST, so these, not the delivery calls, show the probes' cadence.
+   */
+  sapRequestTimes: readonly number[];
   /** Records waiting for SAP when it came back (sales answered 200 during the outage): then a delivery is due. */
   waiting: number;
   probeSeconds: number;
@@ -91,18 +96,15 @@ export const CADENCE_SPAN_MS = 30_000;
 export const CADENCE_LIMIT = 4;
 
 /**
- * The probe cadence the machine kept as the outage ended: the longest gap between SAP's delivery calls (all probes
- * then) in its last {@link CADENCE_SPAN_MS}, the wait before the first of them and after the last one included.
+ * The probe cadence the machine kept as the outage ended: the longest gap between the requests SAP received (all
+ * probes then: a token fetch or a delivery call) in its last {@link CADENCE_SPAN_MS}, the wait before the first of them and after the last one included.
  * On a busy machine a reconciler run over thousands of open records takes longer than its period (the runs follow
  * one another), so probes came every 7-12 s at load 6 against the 2 + 2 s the settings name (soak with `.ci/run`
  * beside): the goal is the cadence that was kept, up to {@link CADENCE_LIMIT} times the settings' periods.
  */
-const probeCadenceMs = (sapCalls: HoldInput['sapCalls'], from: number, to: number): number => {
+const probeCadenceMs = (requestTimes: readonly number[], from: number, to: number): number => {
   const start = Math.max(from, to - CADENCE_SPAN_MS);
-  const times = sapCalls
-    .map((call) => call.at)
-    .filter((at) => at >= start && at < to)
-    .sort((a, b) => a - b);
+  const times = requestTimes.filter((at) => at >= start && at < to).sort((a, b) => a - b);
   let longest = 0;
   let previous = start;
   for (const at of [...times, to]) {
@@ -119,7 +121,7 @@ export const PROBE_CALL_SECONDS = 1;
  * Reads both verdicts from what the campaign saw.
  *
  * @example
- * holdFigures({ outage: { from, to }, createdAt, sapCalls, waiting: 40, probeSeconds: 2, reconcileSeconds: 2,
+ * holdFigures({ outage: { from, to }, createdAt, sapCalls, sapRequestTimes, waiting: 40, probeSeconds: 2, reconcileSeconds: 2,
  *   batchingWindowSeconds: 1, openings: watch.openings(), openingCalls })
  * // { firstDeliverySeconds: 2.7, firstDeliveryGoalSeconds: 6, openedWhileAnswering: 0, kept: true, … }
  */
@@ -127,7 +129,9 @@ export const holdFigures = (input: HoldInput): HoldFigures => {
   const graceMs = input.graceMs ?? 5_000;
   const hadOutage = input.outage.from > 0 && input.outage.to >= input.outage.from;
   const periods = input.probeSeconds + input.reconcileSeconds;
-  const cadence = hadOutage ? probeCadenceMs(input.sapCalls, input.outage.from, input.outage.to) / 1000 : 0;
+  const cadence = hadOutage
+    ? probeCadenceMs(input.sapRequestTimes, input.outage.from, input.outage.to) / 1000
+    : 0;
   const kept = Math.min(Math.max(periods, cadence), CADENCE_LIMIT * periods);
   const goal = seconds(1000 * (kept + input.batchingWindowSeconds + PROBE_CALL_SECONDS));
   const after = (at: number) => hadOutage && at >= input.outage.to;

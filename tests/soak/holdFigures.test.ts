@@ -24,12 +24,15 @@ const opening = (downstream: 'erp' | 'crm', at: number, reason = 'outage'): Hold
 const calls = (entries: [string, number, OpeningCall][]) =>
   new Map(entries.map(([downstream, at, call]) => [`${downstream} ${at}`, call]));
 
-/** Probes SAP answered 503 in the outage's last 30 s, every `everyMs` up to `lastBefore` ms before it ended. */
+/**
+ * Probes SAP failed in the outage's last 30 s (token fetches: no delivery call reaches it while down), every
+ * `everyMs` up to `lastBefore` ms before it ended.
+ */
 const probes = (everyMs: number, lastBefore = everyMs) =>
-  Array.from({ length: Math.floor((30_000 - lastBefore) / everyMs) + 1 }, (_, i) => ({
-    at: TO - lastBefore - i * everyMs,
-    status: 503,
-  })).reverse();
+  Array.from(
+    { length: Math.floor((30_000 - lastBefore) / everyMs) + 1 },
+    (_, i) => TO - lastBefore - i * everyMs,
+  ).reverse();
 
 /**
  * A healthy run: SAP held 1 s into the outage, and once before it by one `$batch` of 40 answered 503; probes every
@@ -42,9 +45,9 @@ const healthy = (): HoldInput => ({
   sapCalls: [
     { at: 99_000, status: 201 },
     { at: 150_000, status: 503 },
-    ...probes(4_000),
     { at: TO + 1_500, status: 202 },
   ],
+  sapRequestTimes: [99_000, 150_000, ...probes(4_000), TO + 1_400, TO + 1_500],
   waiting: 40,
   probeSeconds: 2,
   reconcileSeconds: 2,
@@ -93,7 +96,7 @@ describe('the soak hold figures', () => {
 
   it('stretches the goal to the probe cadence a busy machine kept, and no further than four times the periods', () => {
     // Prepare: a reconciler run over thousands of open records took 10 s at load 6, so probes came every 10 s.
-    const busy = { ...healthy(), sapCalls: [...probes(10_000, 9_000), { at: TO + 10_500, status: 202 }] };
+    const busy = { ...healthy(), sapRequestTimes: [...probes(10_000, 9_000), TO + 10_500] };
     // Act
     const onTime = holdFigures({ ...busy, createdAt: [TO + 11_100] });
     const late = holdFigures({ ...busy, createdAt: [TO + 12_100] });
@@ -106,9 +109,16 @@ describe('the soak hold figures', () => {
     expect(late).toMatchObject({ firstDeliveryGoalSeconds: 12, recoveredInTime: false, kept: false });
   });
 
+  it('reads the cadence from every request SAP received, not only its delivery calls', () => {
+    // Prepare: the token fetches of probes every 4 s, no POST (SAP down): the cadence is 4 s, not 30 s.
+    const input = { ...healthy(), sapCalls: [{ at: TO + 1_500, status: 202 }] };
+    // Act / Assess
+    expect(holdFigures(input)).toMatchObject({ probeCadenceSeconds: 4, firstDeliveryGoalSeconds: 6 });
+  });
+
   it('negative control: probes as rare as held messages returning (or none) stretch the goal only to its limit', () => {
     // Prepare: no probe in the outage's last 30 s (a reconciler that queued none; held messages hidden for 45 s).
-    const none = { ...healthy(), sapCalls: [{ at: 150_000, status: 503 }], createdAt: [TO + 20_000] };
+    const none = { ...healthy(), sapRequestTimes: [150_000], createdAt: [TO + 20_000] };
     // Act
     const figures = holdFigures(none);
     // Assess: cadence 30 s, capped at 4 x (2 + 2) = 16 s: goal 18 s, and 20 s is late.
