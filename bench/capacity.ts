@@ -1,3 +1,4 @@
+import { setTimeout as pause } from 'node:timers/promises';
 import { BATCH_CONCURRENCY } from '../lib/delivery/message.ts';
 import { MAX_COLLECTION_SIZE } from '../lib/downstream/crm/collections.ts';
 import { erpBatchSizeFrom } from '../lib/downstream/erp/config.ts';
@@ -164,7 +165,6 @@ const child = async (deployed: DeployedDelivery): Promise<CapacityResult> => {
   const { acceptedSalesSeeder } = await import('./acceptedSales.ts');
   /** Pre-accepted records: status `accepted` and a message each, as intake leaves them. */
   const seed = acceptedSalesSeeder(queueUrl, 'WC');
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   const simulate = async (latencyMs: number, records: number, pollers: number): Promise<SimulationRun> => {
     // Seeded whole before the clock starts, 500 at a time (a request's most).

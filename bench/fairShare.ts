@@ -1,3 +1,4 @@
+import { setTimeout as pause } from 'node:timers/promises';
 /**
  * Fair share between clients (docs/behaviour.md#batching): a quiet client's delivery time while another client's
  * backlog drains, each figure beside its baseline measured in the same run. Sales registrations to the SAP sandbox through
@@ -102,7 +103,6 @@ const child = async (): Promise<FairShareResult> => {
       maximumConcurrency: deployed.maximumConcurrency,
       onError: (error) => progress(`poller: ${error instanceof Error ? error.message : String(error)}`),
     });
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   const waitUntil = async (check: () => boolean) => {
     while (!check()) await pause(50);
   };

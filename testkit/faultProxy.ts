@@ -16,6 +16,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readBody } from './readBody.ts';
 
 export type ProxyFault =
   /** Answer an AWS error of this status without forwarding (`type`: the error's `__type`). */
@@ -67,12 +68,6 @@ const HOP_BY_HOP = new Set([
 ]);
 
 const injectedEventFailure = { ErrorCode: 'InternalFailure', ErrorMessage: 'injected' };
-
-const readBody = async (req: IncomingMessage): Promise<Buffer> => {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
-  return Buffer.concat(chunks);
-};
 
 /** The error type an AWS service of this target prefix answers for an internal error. */
 const defaultErrorType = (target: string, status: number): string => {

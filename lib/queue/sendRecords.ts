@@ -1,3 +1,4 @@
+import { setTimeout as pause } from 'node:timers/promises';
 import type { SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../aws/clients.ts';
 import { SendMessageBatchCommand } from '../aws/jsonProtocol/sqs.ts';
@@ -10,8 +11,6 @@ const ENTRIES_PER_BATCH = 10;
 const PARALLEL_BATCHES = 10;
 /** Rounds of re-sending the entries SQS refused (the SDK itself retries whole calls that fail). */
 const ENTRY_RETRY_ROUNDS = 3;
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The message body: JSON with characters beyond the Basic Multilingual Plane (emoji) written as \u escapes.

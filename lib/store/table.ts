@@ -1,3 +1,4 @@
+import { setTimeout as pause } from 'node:timers/promises';
 import type { AttributeValue, WriteRequest } from '@aws-sdk/client-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import {
@@ -20,8 +21,6 @@ const chunk = <T>(items: T[], size: number): T[][] => {
   for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
   return chunks;
 };
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Reads items by partition key, 100 keys a call, retrying what DynamoDB leaves unprocessed; with `attributes`, only
