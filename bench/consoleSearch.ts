@@ -24,6 +24,7 @@ import { startLocalStore } from '../local/localStore.ts';
 import { type SignedIn, signInToConsole } from '../testkit/consoleSignIn.ts';
 import { caseInput, salesRegistrationInput } from '../testkit/factories/records.ts';
 import { npmStart, type RunningService } from '../testkit/npmStart.ts';
+import { quantile } from '../testkit/quantile.ts';
 
 export interface ConsoleSearchFigures {
   records: number;
@@ -40,12 +41,8 @@ export interface ConsoleSearchFigures {
 const DAY_MS = 86_400_000;
 const progress = (text: string) => process.stderr.write(`[console search] ${text}\n`);
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0
-    ? 0
-    : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
+/** The p-th percentile (nearest rank); 0 for none. */
+const percentile = (values: number[], p: number) => (values.length === 0 ? 0 : quantile(values, p / 100));
 
 /** A settled record as the worker leaves it: 7 in 10 sales to SAP, the rest cases to Salesforce, over 90 days. */
 const settledRecord = (i: number, now: number): StatusRecord => {

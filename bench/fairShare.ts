@@ -1,4 +1,5 @@
 import { setTimeout as pause } from 'node:timers/promises';
+import { quantile } from '../testkit/quantile.ts';
 /**
  * Fair share between clients (docs/behaviour.md#batching): a quiet client's delivery time while another client's
  * backlog drains, each figure beside its baseline measured in the same run. Sales registrations to the SAP sandbox through
@@ -48,13 +49,6 @@ export interface FairShareResult {
   noFlood: QuietTimes;
   runs: FloodRun[];
 }
-
-/** The q-quantile (nearest rank) of the samples. */
-export const quantile = (values: number[], q: number): number => {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-};
 
 const timesOf = (samplesMs: number[]): QuietTimes => ({
   samplesMs,

@@ -27,6 +27,7 @@ import { freePorts, waitForHttp } from '../local/ports.ts';
 import { killGroup } from '../local/processes.ts';
 import { binDir, oslsScript } from '../local/project.ts';
 import { caseInput, salesRegistrationInput, uniqueFrame } from '../testkit/factories/records.ts';
+import { quantile } from '../testkit/quantile.ts';
 import { baseEnv, benchDir, projectRoot } from './proc.ts';
 
 export interface LocalStackSettings {
@@ -338,8 +339,8 @@ const post = (agent: Agent, port: number, planned: Planned): Promise<Answer> =>
     req.end(planned.body);
   });
 
-const percentile = (sorted: number[], p: number) =>
-  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+/** The p-th percentile (nearest rank); 0 for none. */
+const percentile = (values: number[], p: number) => (values.length === 0 ? 0 : quantile(values, p / 100));
 
 /** Sends every planned request with at most `inFlight` outstanding (keep-alive connections, one per slot). */
 export const drive = async (port: number, planned: Planned[], inFlight: number): Promise<LoadFigures> => {

@@ -4,9 +4,10 @@
  * that sent it and the record's kind. The quiet clients' times beside the flooding client's show whether one
  * client's backlog held the others up.
  */
+
+import { quantile } from '../testkit/quantile.ts';
 import type { DownstreamCall } from './downstreamCall.ts';
 import type { PlanResult } from './ledger.ts';
-import { quantile } from './quantile.ts';
 import { clientOf, FLOODING_CLIENT, type Operation } from './workload.ts';
 
 /** One client's records of one kind: how many were timed, and the median and 99th percentile, ms. */

@@ -12,7 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { quantile } from './quantile.ts';
+import { quantile } from '../testkit/quantile.ts';
 
 /** How late the slow receiver answers: twice a try's time limit (lib/webhooks/attempt.ts, 5 s). */
 export const SLOW_ANSWER_MS = 10_000;

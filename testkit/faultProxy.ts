@@ -13,7 +13,7 @@
  * testkit/faultyProxy.ts is a scripted use of it.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readBody } from './readBody.ts';
