@@ -400,7 +400,14 @@ describe('GET downstreams', () => {
     // Assess
     expect(open.json.downstreams).toEqual([
       { downstream: 'erp', name: 'SAP', held: false, waiting: seeded.bulk.length },
-      { downstream: 'crm', name: 'Salesforce', held: false, waiting: 1 },
+      // The seeded cases' Collections call carried the sandbox's Sforce-Limit-Info, which the CRM's hold kept.
+      {
+        downstream: 'crm',
+        name: 'Salesforce',
+        held: false,
+        waiting: 1,
+        apiUsage: { used: expect.any(Number), allowed: 115_000, at: expect.any(String) },
+      },
     ]);
     expect(held.json.downstreams[0]).toEqual({
       downstream: 'erp',
@@ -411,6 +418,25 @@ describe('GET downstreams', () => {
       nextProbeAt: secondsAfter(at, OUTAGE.probeSeconds).toISOString(),
       waiting: seeded.bulk.length,
     });
+  });
+
+  it("shows Salesforce's API allowance as the CRM's hold last read it: used, allowed, when", async () => {
+    // Prepare: a reading counted as the worker counts a Salesforce answer's Sforce-Limit-Info.
+    await forgetHolds(stack.aws.dynamoEndpoint);
+    const at = new Date();
+    await createDownstreamHolds({ ...OUTAGE, cacheSeconds: 0 }).noteApiUsage(41_500, 115_000, at);
+    // Act
+    const answer = await get('downstreams');
+    await forgetHolds(stack.aws.dynamoEndpoint);
+    // Assess
+    expect(answer.json.downstreams[1]).toEqual({
+      downstream: 'crm',
+      name: 'Salesforce',
+      held: false,
+      waiting: 1,
+      apiUsage: { used: 41_500, allowed: 115_000, at: at.toISOString() },
+    });
+    expect(answer.json.downstreams[0]).not.toHaveProperty('apiUsage');
   });
 });
 

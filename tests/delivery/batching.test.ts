@@ -260,6 +260,11 @@ describe('batched delivery', () => {
       // A Collections result has no status of its own: the attempt keeps the call's.
       expect(await attemptStatuses(id, 'crm')).toEqual([200]);
     }
+    // The call's Sforce-Limit-Info, kept on the CRM's hold for the console's Downstreams page.
+    expect((await readHold('crm')).apiUsage).toEqual({
+      ...salesforce.apiUsage.state(),
+      at: expect.any(String),
+    });
   });
 
   it('records each outcome inside one call, reports only the transient one, and publishes the rest itself', async () => {
