@@ -21,6 +21,7 @@ import { loadHandler } from './handlerEntry.ts';
 import { cachedHoldStates, holdGate } from './holdGate.ts';
 import { startPoller } from './queuePoller.ts';
 import { type ScheduledHandler, startSchedule } from './schedule.ts';
+import { webhookSecretsPrefixOf } from './serverlessConfig.ts';
 import type { SqsHandler } from './sqsBatch.ts';
 import type { LocalStack } from './stack.ts';
 import { startTtlSweeper } from './ttlSweeper.ts';
@@ -176,6 +177,8 @@ export const startLocalDelivery = async (stack: LocalStack): Promise<() => Promi
       // The local EventBridge and the sandbox webhook receiver (GET <url>/hooks): also in env, for the handlers.
       eventBusUrl: stack.eventBusUrl,
       webhookReceiverUrl: stack.webhookReceiverUrl,
+      // Where the local Secrets Manager serves the webhook secrets (npm run webhook-secret -- resend reads them).
+      webhookSecretsPrefix: webhookSecretsPrefixOf(stack.config),
       env: stack.env,
       queues: stack.queues,
       // How this run invokes each function of serverless.yml: serverless-offline's routes, and the pollers and

@@ -8,6 +8,8 @@ const guard = new URL('./orphanGuard.ts', import.meta.url).href;
 const warmPool = new URL('./warmPool.ts', import.meta.url).href;
 // The body as API Gateway hands it to the handlers: the text as received (local/emulators/serverlessOffline/rawBody.ts says why).
 const rawBody = new URL('./emulators/serverlessOffline/rawBody.ts', import.meta.url).href;
+// A handler's webhook call goes where npm start sends the client's webhooks (the console's resend: local/webhookRedirect.ts).
+const webhookRedirect = new URL('./webhookRedirect.ts', import.meta.url).href;
 const outputLimit = 64 * 1024;
 
 export interface OfflineExit {
@@ -46,6 +48,8 @@ export function startOffline(env: NodeJS.ProcessEnv, debug: boolean): OfflinePro
       warmPool,
       '--import',
       rawBody,
+      '--import',
+      webhookRedirect,
       oslsScript,
       'offline',
       'start',

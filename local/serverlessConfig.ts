@@ -88,3 +88,15 @@ async function serverlessYmlHash(): Promise<string> {
     .update(await readFile(join(projectRoot, 'serverless.yml')))
     .digest('hex');
 }
+
+/**
+ * The webhook dispatcher's WEBHOOK_SECRETS_PREFIX as serverless.yml sets it (any function's that has one), if any:
+ * the local Secrets Manager serves each client's secret under it, and runner.json names it for the operators' tools.
+ *
+ * @example
+ * webhookSecretsPrefixOf(config) // 'dealer-gateway/local/webhooks/'
+ */
+export const webhookSecretsPrefixOf = (config: ResolvedServerlessConfig): string | undefined =>
+  Object.values(config.functions ?? {})
+    .map((fn) => fn.environment?.WEBHOOK_SECRETS_PREFIX)
+    .find((prefix): prefix is string => typeof prefix === 'string');

@@ -25,6 +25,7 @@ import {
   printServerlessConfig,
   type ResolvedServerlessConfig,
   readCachedServerlessConfig,
+  webhookSecretsPrefixOf,
   writeCachedServerlessConfig,
 } from './serverlessConfig.ts';
 import { type LocalWebhooks, startLocalWebhooks } from './webhooks.ts';
@@ -259,10 +260,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     timing('queues and tables');
     localWebhooks.bus.answerTo(Object.values(resources.buses).map((bus) => bus.name));
     localWebhooks.bus.route(resources.rules, queueServer.endpoint);
-    const secretsPrefix = Object.values(config.functions ?? {})
-      .map((fn) => fn.environment?.WEBHOOK_SECRETS_PREFIX)
-      .find((prefix) => typeof prefix === 'string');
-    if (typeof secretsPrefix === 'string') localWebhooks.useSecretsPrefix(secretsPrefix);
+    const secretsPrefix = webhookSecretsPrefixOf(config);
+    if (secretsPrefix !== undefined) localWebhooks.useSecretsPrefix(secretsPrefix);
     signal?.throwIfAborted();
     let env = localEnv(resources.env);
     if (!child || !guessed || !sameEntries(guessed, resources.env)) {

@@ -59,7 +59,8 @@ export interface DownstreamView {
   lastProbeAt?: string;
   nextProbeAt?: string;
   waiting: number;
-  apiUsage?: { used: number; allowed: number };
+  /** Salesforce's API allowance as last read (`at`), from the CRM's hold. */
+  apiUsage?: { used: number; allowed: number; at: string };
 }
 
 export interface WebhookView {

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { jsonResponse } from '../http/responses.ts';
 import { readHolds } from '../outage/holdStore.ts';
-import type { Downstream, HoldRecord } from '../outage/types.ts';
+import type { ApiUsageReading, Downstream, HoldRecord } from '../outage/types.ts';
 import { outageProbeSeconds } from '../settings/settings.ts';
 import { countOpen } from '../store/openRecords.ts';
 import { serviceReader } from '../store/statusIndex.ts';
@@ -36,11 +36,15 @@ const holdView = (hold: HoldRecord, probeSeconds: number) => {
   };
 };
 
+/** The stored reading as the page shows it (only its three fields, whatever else the item holds). */
+const apiUsageView = ({ used, allowed, at }: ApiUsageReading) => ({ used, allowed, at });
+
 /**
  * `GET /console/api/downstreams`: SAP and Salesforce, each open or held (since when, why, the last and next probe)
  * and the live records waiting for it (the `open` index's count of its kind, bounded by MAX_WAITING). Two GetItems
- * naming the holds' attributes and two counting Queries. Salesforce's API allowance is shown when the hold keeps
- * it; it does not yet (lib/outage reads it from each answer and holds the CRM at its share, without storing it).
+ * naming the holds' attributes and two counting Queries. Salesforce's API allowance (`apiUsage`: used, allowed, and
+ * when it was read) is the last reading the CRM's hold stored (lib/outage/rules.ts, withApiUsage): at most a minute
+ * old while cases flow; absent until a Salesforce answer carried one.
  *
  * @example
  * await downstreamsAnswer() // 200 {"downstreams":[{"downstream":"erp","name":"SAP","held":false,"waiting":0},…]}
@@ -57,6 +61,7 @@ export const downstreamsAnswer = async (): Promise<APIGatewayProxyResult> => {
       name,
       ...holdView(holds[downstream], probeSeconds),
       waiting: waiting[i],
+      ...(holds[downstream].apiUsage ? { apiUsage: apiUsageView(holds[downstream].apiUsage) } : {}),
     })),
   });
 };

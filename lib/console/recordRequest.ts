@@ -2,9 +2,10 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { RequestRefusedError } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { RECORD_ID_PATTERN } from '../records/recordId.ts';
+import { lastEventIdOf } from '../records/stateChange.ts';
 import { statusView } from '../status/statusView.ts';
 import { getRecordState, type RecordState } from '../store/statusRecords.ts';
-import { lastEventIdOf, timelineOf } from './timeline.ts';
+import { timelineOf } from './timeline.ts';
 
 const plausibleId = new RegExp(RECORD_ID_PATTERN);
 

@@ -3,7 +3,7 @@ import { clientsConfig } from '../clients/clientsConfig.ts';
 import { RECORD_ID_PATTERN } from '../records/recordId.ts';
 import { recordsTable } from '../settings/settings.ts';
 import { recordIdsByDownstreamId } from '../store/downstreamIdIndex.ts';
-import { frameRowEntries } from '../store/frameRecords.ts';
+import { caseIdsByFrame, frameRowEntries } from '../store/frameRecords.ts';
 import { projectionOf } from '../store/operatorAttributes.ts';
 import { serviceReader } from '../store/statusIndex.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
@@ -61,6 +61,14 @@ const byFrame = async (frameNum: string, client?: string): Promise<RowSource[]> 
   );
 };
 
+/** The cases naming this frame number (any client): the `frame` index's case partition, then the rows by id. */
+const byCaseFrame = async (frameNo: string): Promise<RowSource[]> => {
+  const ids = await caseIdsByFrame(frameNo, MAX_PER_FRAME);
+  if (ids.length === 0) return [];
+  const records = await getStatusRecords(ids, { attributes: ROW_ATTRIBUTES });
+  return [...records.values()];
+};
+
 /** The records SAP or Salesforce answered with this id: the `downstreamId` index, then the rows by id. */
 const byDownstreamId = async (downstreamId: string): Promise<RowSource[]> => {
   const ids = await recordIdsByDownstreamId(downstreamId);
@@ -85,7 +93,8 @@ const after = (row: ConsoleRow, position: { acceptedAt: string; id: string }): b
 /**
  * A page of the records `q` names, with the other filters: `q` is looked up in every way it can be at once, each
  * one read of an index or the table (a record id: a GetItem; a frame number: the `frame` index of each sales
- * client; an SAP document number or Salesforce id: the `downstreamId` index), never a scan. Kind, state, client,
+ * client, and its case partition, whose few cases are then read by id; an SAP document number or Salesforce id: the
+ * `downstreamId` index), never a scan. Kind, state, client,
  * mode and dates then filter the few records found.
  *
  * @example
@@ -101,9 +110,11 @@ export const searchRecords = async (
   const clientMayHaveSales =
     filters.client === undefined ||
     (clientsConfig.clients.find((c) => c.name === filters.client)?.dealers.length ?? 0) > 0;
+  const casesMayMatch = filters.kind === undefined || STORE_KIND[filters.kind] === 'caseRecord';
   const found = await Promise.all([
     recordId.test(q) ? byId(q) : [],
     salesMayMatch && clientMayHaveSales ? byFrame(q, filters.client) : [],
+    casesMayMatch ? byCaseFrame(q) : [],
     byDownstreamId(q),
   ]);
   const unique = new Map<string, ConsoleRow>();

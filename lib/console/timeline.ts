@@ -10,22 +10,6 @@ export type TimelineEntry =
 type TimelineSource = Pick<StatusRecord, 'id' | 'kind' | 'owner' | 'acceptedAt' | 'updatedAt' | 'status'> &
   Partial<Pick<StatusRecord, 'history' | 'story' | 'webhookStory'>>;
 
-/** The history steps that were changes of state (each one an event): settling steps and redrives. */
-const changesOf = (record: TimelineSource) =>
-  (record.history ?? []).filter((step) => step.status !== 'accepted' || step.redriven);
-
-/**
- * The id of the record's latest event (its latest change of state: `<recordId>:<at>`, lib/events/stateChange.ts),
- * which is the `webhook-id` its webhook was sent with; undefined before any change.
- *
- * @example
- * lastEventIdOf(record) // '3f0c…:2026-11-22T08:03:12.345Z'
- */
-export const lastEventIdOf = (record: Pick<TimelineSource, 'id' | 'history'>): string | undefined => {
-  const last = changesOf(record as TimelineSource).at(-1);
-  return last ? `${record.id}:${last.at}` : undefined;
-};
-
 /**
  * A record's timeline, oldest first: its acceptance (from the record), the entries of its story (attempts, hold
  * waits, redrives, webhook attempts: lib/records/story.ts), and each time it reached a final state (from its history;

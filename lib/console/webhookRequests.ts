@@ -4,33 +4,24 @@ import { RequestRefusedError } from '../http/errors.ts';
 import { jsonResponse } from '../http/responses.ts';
 import { logger } from '../observability/logger.ts';
 import { tableWebhookSwitch } from '../webhooks/disabledWebhooks.ts';
-import { resendEvent } from '../webhooks/resend.ts';
+import { RESEND_REFUSALS, resendLastEvent } from '../webhooks/resend.ts';
 import { audit } from './audit.ts';
-import { recordStateOr404 } from './recordRequest.ts';
-import { lastEventIdOf } from './timeline.ts';
 import type { ConsolePerson } from './types.ts';
 
 /**
  * `POST /console/api/records/{id}/webhook/resend` (operators): the record's last event sent again to its client's
- * webhook with the same `webhook-id` (lib/webhooks/resend.ts, the dispatcher's own signing and post), audited.
- * 409 when the client has no webhook, the record no event yet, or the event is past the feed's 30 days.
+ * webhook with the same `webhook-id` (lib/webhooks/resend.ts resendLastEvent, the dispatcher's own signing and post,
+ * as `npm run webhook-secret -- resend`), audited. 404 for no such record; 409 when the client has no webhook, the
+ * record no event yet, or the event is past the feed's 30 days.
  *
  * @example
  * await resendAnswer('3f0c…', person) // 200 {"webhookId":"3f0c…:2026-11-22T08:03:12.345Z","status":200}
  */
 export const resendAnswer = async (id: string, person: ConsolePerson): Promise<APIGatewayProxyResult> => {
-  const status = await recordStateOr404(id);
-  const eventId = lastEventIdOf(status);
-  if (!eventId) throw new RequestRefusedError(409, 'the record has no event yet: nothing to resend');
-  const result = await resendEvent({ recordId: id, client: status.owner, eventId });
+  const result = await resendLastEvent(id);
   if (!result.sent)
-    throw new RequestRefusedError(
-      409,
-      result.why === 'noWebhook'
-        ? "the record's client declares no webhook"
-        : "the record's last event is older than the event feed keeps (30 days): it cannot be resent",
-    );
-  await audit(person, 'resend-webhook', { records: [id], client: status.owner });
+    throw new RequestRefusedError(result.why === 'noRecord' ? 404 : 409, RESEND_REFUSALS[result.why]);
+  await audit(person, 'resend-webhook', { records: [id], client: result.client });
   logger.info('console webhook resend', { by: person.sub, recordId: id, status: result.outcome.status });
   return jsonResponse(200, { webhookId: result.webhookId, status: result.outcome.status ?? null });
 };

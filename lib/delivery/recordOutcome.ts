@@ -42,7 +42,8 @@ export interface OutcomeContext {
 
 /**
  * What the outcome adds to the record's story (the console's timeline, lib/records/story.ts): the attempt, with the
- * HTTP status its (redacted) text names and the call's duration, unless no call was made; and a wait in the hold when
+ * status of the answer that delivered it or, for a failure, the HTTP status its (redacted) text names, and the call's
+ * duration, unless no call was made; and a wait in the hold when
  * the held downstream gave its try back. Data passed through only: it decides nothing.
  */
 const storyOf = (
@@ -59,7 +60,8 @@ const storyOf = (
       at,
       type: 'attempt',
       downstream,
-      status: statusNamedIn(message),
+      // A delivery keeps its answer's status (the adapter's); a failure's is the one its text names, if any.
+      status: outcome.kind === 'delivered' ? (outcome.status ?? null) : statusNamedIn(message),
       ...(message ? { message } : {}),
       durationMs: context.durationMs ?? 0,
     });

@@ -6,7 +6,16 @@
  * and the downstream answered or timed out; the status record counts those as attempts.
  */
 export type DeliveryOutcome =
-  | { kind: 'delivered'; downstreamId?: string; reachedDownstream: true }
+  | {
+      kind: 'delivered';
+      downstreamId?: string;
+      /**
+       * The HTTP status of the answer that delivered the record (a `$batch` change set's own, a Collections call's),
+       * kept for its timeline (lib/records/story.ts).
+       */
+      status?: number;
+      reachedDownstream: true;
+    }
   | TransientOutcome
   | { kind: 'permanent'; error: string; reachedDownstream: boolean };
 

@@ -2,7 +2,7 @@ import { inParallel } from '../concurrency/bounded.ts';
 import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter } from '../records/due.ts';
-import { frameKeyOf, openKindOf, statusKeyOf } from '../records/keys.ts';
+import { caseFrameKeyOf, frameKeyOf, openKindOf, statusKeyOf } from '../records/keys.ts';
 import type { StatusRecord } from '../records/types.ts';
 import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
 import type { CallOptions, RecordState } from '../store/statusRecords.ts';
@@ -40,7 +40,8 @@ const PARALLEL_WRITES = 16;
  * A new `accepted` status record. It is in the `open` index from the start, due for the reconciler a few minutes
  * on: if this request dies before its message is sent, the reconciler queues the record; a worker that receives
  * the message first pushes `dueAt` on. A sales record also carries its `frameKey` (the sparse `frame` index, for
- * look-ups by frame number) and its dealer; every record its `statusKey` (the `status` index, for operations).
+ * look-ups by frame number) and its dealer, a case that names a frame number its own `frameKey` (the console's search
+ * by frame number); every record its `statusKey` (the `status` index, for operations).
  */
 export const newStatusRecord = (
   id: string,
@@ -68,7 +69,9 @@ export const newStatusRecord = (
         frameKey: frameKeyOf(request.owner, (record as SalesRegistration).FrameNum),
         dealer: (record as SalesRegistration).DealerId,
       }
-    : {}),
+    : (record as CaseRecord).frameNo?.trim()
+      ? { frameKey: caseFrameKeyOf((record as CaseRecord).frameNo as string) }
+      : {}),
 });
 
 /** Content id → record, each distinct content once, in request order. */

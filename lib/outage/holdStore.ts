@@ -79,6 +79,7 @@ export const HOLD_FIELDS = [
   'callsSinceClose',
   'firstFailedRecord',
   'severalRecords',
+  'apiUsage',
   'version',
   'updatedAt',
 ] as const;

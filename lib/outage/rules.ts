@@ -1,5 +1,5 @@
 import type { OutageSettings } from '../settings/settings.ts';
-import { FAULTLESS_CHANCE_BOUND } from './constants.ts';
+import { API_USAGE_REFRESH_SECONDS, FAULTLESS_CHANCE_BOUND } from './constants.ts';
 import type { ApiUsage, Downstream, HoldReason, HoldRecord, HoldTransition, NotedOutcome } from './types.ts';
 
 /** What the hold learns from one answer (or one failed call) of its downstream. */
@@ -188,6 +188,33 @@ export const holdAfter = (
 };
 
 /**
+ * The hold with the newest API usage reading of `events` kept for the console (`apiUsage`, with when it was read):
+ * on a hold written anyway (`next` is not `current`) at no cost; on its own only when none is stored yet or the
+ * stored one is API_USAGE_REFRESH_SECONDS old, so that a stream of successes (which otherwise write nothing) costs
+ * at most one write of it a minute.
+ *
+ * @example
+ * withApiUsage(current, current, [{ kind: 'usage', apiUsage: { used: 18, allowed: 5000 } }], now)
+ * // { ...current, apiUsage: { used: 18, allowed: 5000, at: now }, version: current.version + 1 }
+ */
+export const withApiUsage = (
+  current: HoldRecord,
+  next: HoldRecord,
+  events: readonly HoldEvent[],
+  now: Date,
+): HoldRecord => {
+  const usage = events.findLast((event) => event.apiUsage)?.apiUsage;
+  if (!usage) return next;
+  const reading = { used: usage.used, allowed: usage.allowed, at: now.toISOString() };
+  if (next !== current) return { ...next, apiUsage: reading };
+  const storedAt = current.apiUsage ? Date.parse(current.apiUsage.at) : Number.NaN;
+  // A clock moved back (tests) counts as stale too, as the holds' cache does.
+  const age = now.getTime() - storedAt;
+  const fresh = age >= 0 && age < API_USAGE_REFRESH_SECONDS * 1000;
+  return fresh ? current : changedHold(current, { apiUsage: reading }, now);
+};
+
+/**
  * {@link holdAfter} for several events in the order given (the parts of one call, batched or not), then the call
  * itself in the downstream's window ({@link holdAfterCall}): one write for all.
  *
@@ -221,5 +248,5 @@ export const holdAfterAll = (
         settings,
       ),
     );
-  return { next, transitions };
+  return { next: withApiUsage(current, next, events, now), transitions };
 };

@@ -12,6 +12,12 @@ export interface ApiUsage {
   allowed: number;
 }
 
+/** A reading of the org's API usage as the hold keeps it for the console's Downstreams page: when it was read. */
+export interface ApiUsageReading extends ApiUsage {
+  /** When the answer carrying it was counted (ISO). */
+  at: string;
+}
+
 /**
  * The hold of one downstream as stored: one item per downstream in the records table (pk `hold#<downstream>`),
  * shared by every worker instance. It holds ids and times only, no personal data, and never expires.
@@ -41,6 +47,11 @@ export interface HoldRecord {
   firstFailedRecord?: string;
   /** Written by an older rule; no longer read, removed at the next write. */
   severalRecords?: boolean;
+  /**
+   * Salesforce's API usage as last stored (CRM only): written with any change of the hold, and on its own at most
+   * once per API_USAGE_REFRESH_SECONDS (lib/outage/rules.ts, withApiUsage). Absent until an answer carried one.
+   */
+  apiUsage?: ApiUsageReading;
   /** Bumped by every write but a probe's claim: the condition of the next write (compare and set). */
   version: number;
   updatedAt?: string;

@@ -24,6 +24,19 @@ export const nextSequenceOf = (record: Pick<StatusRecord, 'eventSequence' | 'his
     (record.history ?? []).filter((step) => step.status !== 'accepted' || step.redriven).length) + 1;
 
 /**
+ * The id of the record's latest event (its latest change of state: `<recordId>:<at>`, lib/events/stateChange.ts),
+ * which is the `webhook-id` its webhook was sent with; undefined before any change. A change is a settling step or a
+ * redrive of its history, as {@link nextSequenceOf} counts them.
+ *
+ * @example
+ * lastEventIdOf(record) // '3f0c…:2026-11-22T08:03:12.345Z'
+ */
+export const lastEventIdOf = (record: Pick<StatusRecord, 'id' | 'history'>): string | undefined => {
+  const last = (record.history ?? []).filter((step) => step.status !== 'accepted' || step.redriven).at(-1);
+  return last ? `${record.id}:${last.at}` : undefined;
+};
+
+/**
  * A change of state as the record's outbox keeps it, until the event is made of it (lib/events/stateChange.ts eventOf).
  *
  * @example

@@ -1,14 +1,16 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../aws/clients.ts';
 import { QueryCommand } from '../aws/jsonProtocol/dynamodb.ts';
-import { frameKeyOf } from '../records/keys.ts';
+import { caseFrameKeyOf, frameKeyOf } from '../records/keys.ts';
 import type { StatusRecord } from '../records/types.ts';
 import { recordsTable } from '../settings/settings.ts';
 import type { Item } from './table.ts';
 
 /**
  * The sparse global secondary index of sales records by owner and frame number: partition key `frameKey`
- * (`<owner>#<FrameNum>`, written by intake on sales records only), sort key `acceptedAt`. It projects what a
+ * (`<owner>#<FrameNum>`, written by intake on sales records), sort key `acceptedAt`; cases that name a frame number
+ * are in it too, under keys of their own (`case:#<FRAMENO>`, lib/records/keys.ts caseFrameKeyOf) that no sales
+ * look-up reads. It projects what a
  * status look-up shows (INCLUDE), so one Query answers a look-up without reading the records, and the index holds
  * no personal data of the record.
  */
@@ -92,4 +94,29 @@ export const frameRowEntries = async (
     const { pk: _pk, ...entry } = unmarshall(item);
     return entry as FrameRowEntry;
   });
+};
+
+/**
+ * The ids of up to `limit` cases naming this frame number (any owner), newest first: one Query of the `frame` index
+ * reading its keys only (the index projects no owner; the caller reads the rows by id). Cases accepted before cases
+ * carried a `frameKey` are not in it.
+ *
+ * @example
+ * await caseIdsByFrame('JH2PC4000NK000123', 200) // ['3f0c…', …]
+ */
+export const caseIdsByFrame = async (frameNo: string, limit: number): Promise<string[]> => {
+  const out = await dynamoClient().send(
+    new QueryCommand({
+      TableName: recordsTable(),
+      IndexName: FRAME_INDEX,
+      KeyConditionExpression: '#key = :frameKey',
+      ExpressionAttributeValues: { ':frameKey': { S: caseFrameKeyOf(frameNo) } },
+      Select: 'SPECIFIC_ATTRIBUTES',
+      ProjectionExpression: '#pk',
+      ExpressionAttributeNames: { '#key': 'frameKey', '#pk': 'pk' },
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  return (out.Items ?? []).flatMap((item) => (item.pk?.S ? [item.pk.S] : []));
 };

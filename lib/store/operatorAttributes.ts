@@ -61,6 +61,7 @@ export const OPERATOR_ATTRIBUTES = [
   'callsSinceClose',
   'firstFailedRecord',
   'severalRecords',
+  'apiUsage',
   'version',
 ] as const;
 

@@ -56,6 +56,8 @@ const seeded = {
   liveSales: [] as string[],
   liveFrames: [] as string[],
   cases: [] as string[],
+  /** The frame number each of `cases` was posted with, as a form posts it (lower case). */
+  caseFrames: [] as string[],
   openCase: '',
   openTest: '',
   testDelivered: '',
@@ -76,9 +78,9 @@ const acceptSales = async (key: string, records: Record<string, unknown>[]): Pro
   return JSON.parse(response.body).registrations.map((r: { id: string }) => r.id);
 };
 
-const acceptCase = async (): Promise<string> => {
+const acceptCase = async (frameNo = uniqueFrame()): Promise<string> => {
   const response = await caseHandler(
-    jsonPost('/crm/case', caseInput({ frameNo: uniqueFrame(), surname: `Case${uniqueFrame()}` })),
+    jsonPost('/crm/case', caseInput({ frameNo, surname: `Case${uniqueFrame()}` })),
     lambdaContext(),
   );
   expect(response.statusCode).toBe(200);
@@ -148,7 +150,8 @@ beforeAll(async () => {
       salesRegistrationInput({ FrameNum: uniqueFrame('TLIST'), Name }),
     ),
   );
-  seeded.cases = [await acceptCase(), await acceptCase()];
+  seeded.caseFrames = [uniqueFrame('CASE').toLowerCase(), uniqueFrame('CASE').toLowerCase()];
+  seeded.cases = [await acceptCase(seeded.caseFrames[0]), await acceptCase(seeded.caseFrames[1])];
   const sales = await receive(stack.aws.sqs, stack.salesQueue, 5);
   const cases = await receive(stack.aws.sqs, stack.caseQueue, 2);
   await untilSettled([...sales.records, ...cases.records]);
@@ -207,7 +210,11 @@ describe('GET records', () => {
       test: false,
     });
     const aCase = (await get('records', { q: seeded.cases[0] })).json.records[0];
-    expect(aCase).toMatchObject({ kind: 'crmCase', client: 'example-web-forms', frameNumber: null });
+    expect(aCase).toMatchObject({
+      kind: 'crmCase',
+      client: 'example-web-forms',
+      frameNumber: seeded.caseFrames[0].toUpperCase(),
+    });
   });
 
   it.each([
@@ -270,6 +277,30 @@ describe('GET records', () => {
     expect(bySap.json.records.map((row: ConsoleRow) => row.id)).toEqual([seeded.liveSales[1]]);
     expect(bySalesforce.json.records.map((row: ConsoleRow) => row.id)).toEqual([seeded.cases[1]]);
     expect(none.json).toEqual({ records: [] });
+  });
+
+  it('finds a case by the frame number it was posted with, however it is written; the filters apply', async () => {
+    // Act
+    const [asPosted, upper, salesOnly, otherClient, formsClient] = await Promise.all([
+      get('records', { q: seeded.caseFrames[1] }),
+      get('records', { q: seeded.caseFrames[1].toUpperCase() }),
+      get('records', { q: seeded.caseFrames[1], kind: 'salesRegistration' }),
+      get('records', { q: seeded.caseFrames[1], client: 'example-dealer' }),
+      get('records', { q: seeded.caseFrames[1], client: 'example-web-forms', kind: 'crmCase' }),
+    ]);
+    // Assess
+    const ids = (answer: { json: { records: ConsoleRow[] } }) => answer.json.records.map((row) => row.id);
+    expect(ids(asPosted)).toEqual([seeded.cases[1]]);
+    expect(asPosted.json.records[0]).toMatchObject({
+      kind: 'crmCase',
+      client: 'example-web-forms',
+      frameNumber: seeded.caseFrames[1].toUpperCase(),
+      state: 'delivered',
+    });
+    expect(ids(upper)).toEqual([seeded.cases[1]]);
+    expect(ids(salesOnly)).toEqual([]);
+    expect(ids(otherClient)).toEqual([]);
+    expect(ids(formsClient)).toEqual([seeded.cases[1]]);
   });
 
   it('applies the filters to a search too', async () => {
@@ -400,7 +431,14 @@ describe('GET downstreams', () => {
     // Assess
     expect(open.json.downstreams).toEqual([
       { downstream: 'erp', name: 'SAP', held: false, waiting: seeded.bulk.length },
-      { downstream: 'crm', name: 'Salesforce', held: false, waiting: 1 },
+      // The seeded cases' Collections call carried the sandbox's Sforce-Limit-Info, which the CRM's hold kept.
+      {
+        downstream: 'crm',
+        name: 'Salesforce',
+        held: false,
+        waiting: 1,
+        apiUsage: { used: expect.any(Number), allowed: 115_000, at: expect.any(String) },
+      },
     ]);
     expect(held.json.downstreams[0]).toEqual({
       downstream: 'erp',
@@ -411,6 +449,25 @@ describe('GET downstreams', () => {
       nextProbeAt: secondsAfter(at, OUTAGE.probeSeconds).toISOString(),
       waiting: seeded.bulk.length,
     });
+  });
+
+  it("shows Salesforce's API allowance as the CRM's hold last read it: used, allowed, when", async () => {
+    // Prepare: a reading counted as the worker counts a Salesforce answer's Sforce-Limit-Info.
+    await forgetHolds(stack.aws.dynamoEndpoint);
+    const at = new Date();
+    await createDownstreamHolds({ ...OUTAGE, cacheSeconds: 0 }).noteApiUsage(41_500, 115_000, at);
+    // Act
+    const answer = await get('downstreams');
+    await forgetHolds(stack.aws.dynamoEndpoint);
+    // Assess
+    expect(answer.json.downstreams[1]).toEqual({
+      downstream: 'crm',
+      name: 'Salesforce',
+      held: false,
+      waiting: 1,
+      apiUsage: { used: 41_500, allowed: 115_000, at: at.toISOString() },
+    });
+    expect(answer.json.downstreams[0]).not.toHaveProperty('apiUsage');
   });
 });
 

@@ -226,7 +226,7 @@ describe("a record's story in its timeline", () => {
     expect(timeline[1]).toMatchObject({ type: 'attempt', downstream: 'erp', status: 503 });
     expect(timeline[1].message).toContain('system busy');
     expect(timeline[1].durationMs).toBeGreaterThanOrEqual(120);
-    expect(timeline[2]).toMatchObject({ type: 'attempt', downstream: 'erp', status: null });
+    expect(timeline[2]).toMatchObject({ type: 'attempt', downstream: 'erp', status: 201 });
     expect(timeline[2]).not.toHaveProperty('message');
     expect(timeline[3]).toMatchObject({ type: 'final', state: 'delivered' });
     expect(timeline[4]).toMatchObject({

@@ -32,6 +32,7 @@ describe('CRM adapter: upsert', () => {
     // Assess
     expect(outcome).toEqual({
       kind: 'delivered',
+      status: 201,
       downstreamId: '500SB0000000001AAA',
       reachedDownstream: true,
     });
@@ -99,6 +100,7 @@ describe('CRM adapter: upsert', () => {
     // Assess
     expect(repeat).toEqual({
       kind: 'delivered',
+      status: 200,
       downstreamId: '500SB0000000001AAA',
       reachedDownstream: true,
     });
@@ -131,7 +133,7 @@ describe('CRM adapter: upsert', () => {
     const outcome = await fixture.crm.upsertCase(minimalCase(), 'case-0001');
 
     // Assess
-    expect(outcome).toEqual({ kind: 'delivered', reachedDownstream: true });
+    expect(outcome).toEqual({ kind: 'delivered', status: 201, reachedDownstream: true });
     expect(fixture.sf.cases).toHaveLength(1);
   });
 
@@ -233,6 +235,7 @@ describe('CRM adapter: access token', () => {
     // Assess
     expect(outcome).toEqual({
       kind: 'delivered',
+      status: 201,
       downstreamId: '500SB0000000002AAA',
       reachedDownstream: true,
     });
@@ -380,7 +383,12 @@ describe('CRM adapter: timeouts and network errors', () => {
 
     // Assess
     expect(timedOut.kind).toBe('transient');
-    expect(retry).toEqual({ kind: 'delivered', downstreamId: '500SB0000000001AAA', reachedDownstream: true });
+    expect(retry).toEqual({
+      kind: 'delivered',
+      status: 200,
+      downstreamId: '500SB0000000001AAA',
+      reachedDownstream: true,
+    });
     expect(sf.cases).toHaveLength(1);
   });
 

@@ -66,6 +66,7 @@ describe('CRM Collections: per-record results', () => {
     });
     expect(outcomes.get('crm-1')).toEqual({
       kind: 'delivered',
+      status: 200,
       downstreamId: '500SB0000000001AAA',
       reachedDownstream: true,
     });

@@ -16,10 +16,11 @@ describe('classifyCrmAnswer: every status class', () => {
     // Assess
     expect(withId).toStrictEqual({
       kind: 'delivered',
+      status,
       reachedDownstream: true,
       downstreamId: '500xx000000AbCdEAA',
     });
-    expect(withoutId).toStrictEqual({ kind: 'delivered', reachedDownstream: true });
+    expect(withoutId).toStrictEqual({ kind: 'delivered', status, reachedDownstream: true });
   });
 
   it.each([401, 403, 408, 429, 500, 503, 599, 301, 302, 307, 399, 199])(

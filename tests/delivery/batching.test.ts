@@ -15,6 +15,7 @@ import { createDeliveryWorker } from '../../lib/delivery/worker.ts';
 import type { DeliveryOutcome } from '../../lib/downstream/types.ts';
 import { createDownstreamHolds, type DownstreamHolds, holdStates } from '../../lib/outage/hold.ts';
 import { readHold } from '../../lib/outage/holdStore.ts';
+import { decodeStoryEntry } from '../../lib/records/story.ts';
 import { recordsTable } from '../../lib/settings/settings.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { localClientConfig } from '../../local/aws.ts';
@@ -101,6 +102,13 @@ const deliverWhileAnotherHolds = async (records: SQSRecord[], downstream: 'erp' 
   await mine.mayDeliver(downstream, T0);
   return deliverAt(records, openedAfterFirstCall, T0);
 };
+/** The HTTP statuses of a record's delivery attempts, as its story keeps them for the console's timeline. */
+const attemptStatuses = async (id: string, downstream: 'erp' | 'crm') => {
+  const stored = await getStatusRecord(id);
+  return (stored?.story ?? [])
+    .map((entry) => decodeStoryEntry(entry, { recordId: id, client: stored?.owner ?? '', downstream }))
+    .flatMap((entry) => (entry?.type === 'attempt' ? [entry.status] : []));
+};
 /** The record ids whose state-change events the bus took. */
 const publishedIds = () =>
   bus.entries.map(
@@ -118,7 +126,11 @@ describe('batched delivery', () => {
     // Assess
     expect(response.batchItemFailures).toEqual([]);
     expect(sapCallsSince(from)).toEqual([{ kind: 'batch', status: 202, registrations: 12 }]);
-    for (const id of ids) expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered', tries: 1 });
+    for (const id of ids) {
+      expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered', tries: 1 });
+      // The timeline's attempt keeps its change set's status (201 Created), not the $batch's 202.
+      expect(await attemptStatuses(id, 'erp')).toEqual([201]);
+    }
   });
 
   it('delivers a batch larger than one call in calls of ERP_BATCH_SIZE, in order: the first call’s records are delivered before the last call has answered', async () => {
@@ -245,7 +257,14 @@ describe('batched delivery', () => {
     for (const id of ids) {
       expect(salesforce.cases.filter((c) => c.externalId === id)).toHaveLength(1);
       expect(await getStatusRecord(id)).toMatchObject({ status: 'delivered' });
+      // A Collections result has no status of its own: the attempt keeps the call's.
+      expect(await attemptStatuses(id, 'crm')).toEqual([200]);
     }
+    // The call's Sforce-Limit-Info, kept on the CRM's hold for the console's Downstreams page.
+    expect((await readHold('crm')).apiUsage).toEqual({
+      ...salesforce.apiUsage.state(),
+      at: expect.any(String),
+    });
   });
 
   it('records each outcome inside one call, reports only the transient one, and publishes the rest itself', async () => {
@@ -470,6 +489,8 @@ describe('batched delivery', () => {
         callFailures: 1,
         downstreamId: stored[0].DocumentNumber,
       });
+      // The lost answer's attempt has no status; the repeat's is the 409 that named the document.
+      expect(await attemptStatuses(id, 'erp')).toEqual([null, 409]);
     }
   });
 

@@ -533,4 +533,24 @@ describe("the console's sign-in (contract §7): a Cognito user pool", () => {
       'logs:PutLogEvents',
     ]);
   });
+
+  it('serves /console and /console/ alike: one `console` resource (a REST API routes both to it) that may invoke the function on any path', () => {
+    // Prepare: API Gateway (REST) has no resource for a trailing slash (a path part may not be empty); it routes
+    // `/console/` to the `console` resource and hands the handler the path as asked, which serves the page for both
+    // (tests/console/consoleAssets.test.ts). What must hold here: no second resource that would shadow it, and an
+    // invoke permission not narrowed to the path without its slash.
+    const [[assetsId]] = functions().filter(([id]) => id === 'ConsoleAssetsLambdaFunction');
+    const consoleResources = ofType('AWS::ApiGateway::Resource').filter(([, r]) =>
+      /^console\/?$/.test(String(r.Properties.PathPart)),
+    );
+    const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) =>
+      ref(p.Properties.FunctionName).includes(`"${assetsId}"`),
+    );
+    // Act
+    const sourceArns = permissions.map(([, p]) => ref(p.Properties.SourceArn));
+    // Assess
+    expect(consoleResources.map(([, r]) => r.Properties.PathPart)).toEqual(['console']);
+    expect(sourceArns).toHaveLength(1);
+    expect(sourceArns[0]).toMatch(/\/\*\/\*"\]\]\}$/);
+  });
 });

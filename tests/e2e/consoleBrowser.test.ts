@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../local/project.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { CHROMIUM_ARGS, findChromium } from '../../testkit/chromium.ts';
-import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
 import { npmStart, type RunningService } from '../../testkit/npmStart.ts';
 
 const found = await findChromium();
@@ -154,6 +154,25 @@ describe.skipIf('missing' in found)(title, () => {
     const [sale] = (await post([salesRegistrationInput({ FrameNum: frame })])).registrations;
     delivered = { id: sale.id, frame };
     expect(await settled(sale.id)).toBe('delivered');
+    // A case delivered to npm start's Salesforce sandbox: its answer reports the org's API usage.
+    const posted = await fetch(`${service.url}/crm/case`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': service.keys['example-web-forms'] },
+      body: JSON.stringify(caseInput({ frameNo: uniqueFrame('CCS') })),
+    });
+    const { CrmId } = (await posted.json()) as { CrmId: string };
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const look = await fetch(`${service.url}/crm/case/${CrmId}`, {
+        headers: { 'x-api-key': service.keys['example-web-forms'] },
+      });
+      const { status } = (await look.json()) as { status: string };
+      if (status !== 'accepted' || Date.now() > deadline) {
+        expect(status).toBe('delivered');
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   }, 120_000);
 
   afterAll(async () => {
@@ -176,7 +195,8 @@ describe.skipIf('missing' in found)(title, () => {
     // Assess
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(delivered.id);
     const timeline = page.getByRole('list', { name: 'Timeline' });
-    await expect.poll(() => timeline.textContent()).toMatch(/Delivery attempt to SAP: /);
+    // The attempt that delivered it, with the status of SAP's answer (its $batch change set's 201).
+    await expect.poll(() => timeline.textContent()).toMatch(/Delivery attempt to SAP: HTTP 201/);
     // The webhook of example-dealer is called once the state changed: reloads until its attempt shows.
     await expect
       .poll(
@@ -189,6 +209,21 @@ describe.skipIf('missing' in found)(title, () => {
       .toMatch(/Webhook to example-dealer: HTTP 2\d\d/);
     expect(await page.getByRole('main').textContent()).toMatch(/delivered/);
     expect(await page.getByRole('button', { name: 'Resend webhook' }).count()).toBe(0);
+    expect(violations).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  it("shows Salesforce's API allowance on the Downstreams page: used / allowed, and when it was read", async () => {
+    // Prepare
+    const { context, page } = await newPage();
+    await signIn(page, 'support@example.com', '#/downstreams');
+    // Act
+    const salesforce = page.getByRole('region', { name: 'Salesforce' });
+    await salesforce.getByText('API allowance used').waitFor();
+    // Assess
+    await expect
+      .poll(() => salesforce.textContent())
+      .toMatch(/API allowance used\s*[\d,]+ \/ 115,000 \(read \d/);
     expect(violations).toEqual([]);
     await context.close();
   }, 60_000);

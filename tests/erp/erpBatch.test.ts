@@ -63,13 +63,17 @@ describe('ERP $batch: per change set outcomes', () => {
       'reg-9': 'delivered',
       'reg-3': 'delivered',
     });
+    // Each keeps its own change set's status: 201 created, 409 for the own repeat that stands delivered.
     expect(outcomes.get('reg-1')).toEqual({
       kind: 'delivered',
+      status: 201,
       downstreamId: '49000002',
       reachedDownstream: true,
     });
+    expect(outcomes.get('reg-9')).toMatchObject({ kind: 'delivered', status: 409 });
     expect(outcomes.get('reg-3')).toEqual({
       kind: 'delivered',
+      status: 201,
       downstreamId: '49000004',
       reachedDownstream: true,
     });

@@ -27,7 +27,12 @@ describe('ERP adapter: delivery', () => {
     const outcome = await erp.deliverSalesRegistration(record, 'reg-0001');
 
     // Assess
-    expect(outcome).toEqual({ kind: 'delivered', downstreamId: '49000001', reachedDownstream: true });
+    expect(outcome).toEqual({
+      kind: 'delivered',
+      status: 201,
+      downstreamId: '49000001',
+      reachedDownstream: true,
+    });
     const post = sap.requests.find((request) => request.method === 'POST');
     expect(JSON.parse(post?.body ?? '')).toEqual({ ...record, RegistrationId: 'reg-0001' });
     expect(post?.headers['content-type']).toBe('application/json');
@@ -101,7 +106,12 @@ describe('ERP adapter: delivery', () => {
     const outcome = await erp.deliverSalesRegistration(registration(), 'reg-0001');
 
     // Assess
-    expect(outcome).toEqual({ kind: 'delivered', downstreamId: '49000001', reachedDownstream: true });
+    expect(outcome).toEqual({
+      kind: 'delivered',
+      status: 409,
+      downstreamId: '49000001',
+      reachedDownstream: true,
+    });
     expect(sap.registrations).toHaveLength(1);
     expect(requestLines(sap).at(-1)).toBe(`POST ${ENTITY_SET} 409`);
   });
@@ -116,7 +126,7 @@ describe('ERP adapter: delivery', () => {
     const outcome = await erp.deliverSalesRegistration(registration(), 'reg-0001');
 
     // Assess
-    expect(outcome).toEqual({ kind: 'delivered', reachedDownstream: true });
+    expect(outcome).toEqual({ kind: 'delivered', status: 201, reachedDownstream: true });
     expect(sap.registrations).toHaveLength(1);
   });
 });
@@ -174,7 +184,12 @@ describe('ERP adapter: CSRF token', () => {
     const outcome = await erp.deliverSalesRegistration(registration({ FrameNum: 'FRAME-2' }), 'reg-0002');
 
     // Assess
-    expect(outcome).toEqual({ kind: 'delivered', downstreamId: '49000002', reachedDownstream: true });
+    expect(outcome).toEqual({
+      kind: 'delivered',
+      status: 201,
+      downstreamId: '49000002',
+      reachedDownstream: true,
+    });
     expect(requestLines(sap).slice(2)).toEqual([
       `POST ${ENTITY_SET} 403`,
       `GET ${SERVICE_ROOT} 200`,
@@ -307,7 +322,12 @@ describe('ERP adapter: timeouts and network errors', () => {
 
     // Assess
     expect(timedOut.kind).toBe('transient');
-    expect(retry).toEqual({ kind: 'delivered', downstreamId: '49000001', reachedDownstream: true });
+    expect(retry).toEqual({
+      kind: 'delivered',
+      status: 409,
+      downstreamId: '49000001',
+      reachedDownstream: true,
+    });
     expect(sap.registrations).toHaveLength(1);
   });
 

@@ -86,16 +86,18 @@ describe('classifyErpAnswer: every status class', () => {
       // Assess
       expect(withNumber).toStrictEqual({
         kind: 'delivered',
+        status,
         reachedDownstream: true,
         downstreamId: '49000007',
       });
-      expect(withoutNumber).toStrictEqual({ kind: 'delivered', reachedDownstream: true });
+      expect(withoutNumber).toStrictEqual({ kind: 'delivered', status, reachedDownstream: true });
     },
   );
 
   it('a 2xx with a body that is not JSON is delivered: the ERP has the record', () => {
     expect(classifyErpAnswer(201, '<html>ok</html>', [])).toStrictEqual({
       kind: 'delivered',
+      status: 201,
       reachedDownstream: true,
     });
   });

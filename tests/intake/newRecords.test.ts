@@ -50,11 +50,12 @@ describe('a new status record', () => {
     });
   });
 
-  it('of a case: the same without a frame key', async () => {
-    const record = caseInput({ frameNo: uniqueFrame('NEW') }) as unknown as CaseRecord;
-    const [id] = await acceptRecords({
+  it("of a case: the same, with a frame key of its own when it names a frame number (the console's search), no dealer", async () => {
+    const record = caseInput({ frameNo: ` ${uniqueFrame('NEW').toLowerCase()} ` }) as unknown as CaseRecord;
+    const withoutFrame = caseInput({ frameNo: undefined }) as unknown as CaseRecord;
+    const [id, other] = await acceptRecords({
       kind: 'caseRecord',
-      records: [record],
+      records: [record, withoutFrame],
       requestId: 'req-case',
       owner: 'example-web-forms',
       now: NOW,
@@ -65,8 +66,9 @@ describe('a new status record', () => {
       status: 'accepted',
       openKind: 'caseRecord',
       statusKey: 'caseRecord#accepted',
+      frameKey: `case:#${record.frameNo?.trim().toUpperCase()}`,
     });
-    expect(stored).not.toHaveProperty('frameKey');
     expect(stored).not.toHaveProperty('dealer');
+    expect(await getStatusRecord(other)).not.toHaveProperty('frameKey');
   });
 });

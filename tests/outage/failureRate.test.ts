@@ -86,7 +86,13 @@ describe('the failure rate of a downstream', () => {
     // Assess
     expect(afterWhole).toMatchObject({ recentCalls: '1', callsSinceClose: 1, failures: 3 });
     expect(afterPartly).toMatchObject({ recentCalls: '10', callsSinceClose: 2, failures: 0 });
-    expect(usageOnly.next).toBe(afterPartly);
+    // A reading alone is no call: the window is unchanged; the reading is kept for the console (withApiUsage).
+    expect(usageOnly.next).toEqual({
+      ...afterPartly,
+      apiUsage: { used: 1, allowed: 10, at: at(2).toISOString() },
+      version: afterPartly.version + 1,
+      updatedAt: at(2).toISOString(),
+    });
   });
 
   it('changes nothing for a success while the window is all answers: no write', () => {

@@ -320,6 +320,39 @@ describe('the Salesforce API allowance', () => {
     expect(fifth).toMatchObject({ change: 'opened', reason: 'outage' });
   });
 
+  it("keeps the last reading for the console's Downstreams page: alone at most once a minute, else with a write the hold makes anyway", async () => {
+    // Prepare: the CRM's window full of answered calls, so that a success writes nothing of its own.
+    const holds = worker();
+    const answered = Array.from({ length: SETTINGS.rateWindow }, (_, i) => ({
+      recordId: `ok${i}`,
+      kind: 'delivered' as const,
+    }));
+    await noteInTurn(holds, answered, -30, 'crm');
+    dynamo.reset();
+    const writes = () => dynamo.calls.filter((call) => call === 'UpdateItem').length;
+    // Act: readings on successes at 0 s (none stored yet), 1 s and 59 s (one stored), 60 s (a minute old); then a
+    // failure, which writes the hold anyway, at 62 s.
+    await holds.noteOutcome('crm', usage(10), at(0));
+    const first = { stored: (await readHold('crm')).apiUsage, writes: writes() };
+    await holds.noteOutcome('crm', usage(11), at(1));
+    await holds.noteOutcome('crm', usage(12), at(59));
+    const withinMinute = { stored: (await readHold('crm')).apiUsage, writes: writes() };
+    await holds.noteOutcome('crm', usage(13), at(60));
+    const minuteOld = { stored: (await readHold('crm')).apiUsage, writes: writes() };
+    await holds.noteOutcome('crm', usage(14, 'transient'), at(62));
+    const withFailure = { stored: await readHold('crm'), writes: writes() };
+    // Assess
+    expect(first).toEqual({ stored: { used: 10, allowed: 100, at: iso(0) }, writes: 1 });
+    expect(withinMinute).toEqual({ stored: { used: 10, allowed: 100, at: iso(0) }, writes: 1 });
+    expect(minuteOld).toEqual({ stored: { used: 13, allowed: 100, at: iso(60) }, writes: 2 });
+    expect(withFailure.stored).toMatchObject({
+      failures: 1,
+      apiUsage: { used: 14, allowed: 100, at: iso(62) },
+    });
+    expect(withFailure.writes).toBe(3);
+    expect((await readHold('erp')).apiUsage).toBeUndefined();
+  });
+
   it('an allowance of 0 says nothing: it neither holds the CRM nor frees a CRM held for the allowance', async () => {
     // Prepare
     const holds = worker();

@@ -1,12 +1,13 @@
 /**
  * `npm run webhook-secret -- <rotate|enable|show> [<client>] [--stage <stage>] [--region <region>]`: a client's
  * webhook secret and its disabled flag, in npm start's data directory (no --stage) or on an AWS stage (Secrets
- * Manager `dealer-gateway/<stage>/webhooks/<client>`, the records table's `webhook#<client>` item).
+ * Manager `dealer-gateway/<stage>/webhooks/<client>`, the records table's `webhook#<client>` item); and
+ * `resend --client <client> --record <id>`: a record's last event sent again with the same `webhook-id`. The flag and
+ * the resend are the service's own code (lib/webhooks/disabledWebhooks.ts, lib/webhooks/resend.ts), as the console's.
  */
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DeleteItemCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import {
   CreateSecretCommand,
   GetSecretValueCommand,
@@ -16,7 +17,9 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { clientsConfig } from '../../lib/clients/clientsConfig.ts';
 import type { Client } from '../../lib/clients/types.ts';
-import { webhookFlagKey } from '../../lib/webhooks/disabledWebhooks.ts';
+import { resetSettings } from '../../lib/settings/environment.ts';
+import { tableWebhookSwitch } from '../../lib/webhooks/disabledWebhooks.ts';
+import { RESEND_REFUSALS, type RecordResendResult, resendLastEvent } from '../../lib/webhooks/resend.ts';
 import {
   parseWebhookSecrets,
   rotateWebhookSecrets,
@@ -26,15 +29,18 @@ import {
   type WebhookSecrets,
 } from '../../lib/webhooks/secrets.ts';
 import { defaultDataDir } from '../../local/project.ts';
+import { localWebhookRoutes, redirectWebhookCalls } from '../../local/webhookRoutes.ts';
 import { ensureWebhookSecrets, rotateLocalWebhookSecret } from '../../local/webhookSecrets.ts';
 import { parseCommandLine, UsageError } from '../cli/commandLine.ts';
 
 export const USAGE = `usage: npm run webhook-secret -- rotate <client> [--stage <stage>] [--region <region>]
        npm run webhook-secret -- enable <client> [--stage <stage>] [--region <region>]
        npm run webhook-secret -- show [<client>] [--stage <stage>] [--region <region>]
+       npm run webhook-secret -- resend --client <client> --record <id> [--stage <stage>] [--region <region>]
   rotate: a new whsec_ secret signs beside the old one for WEBHOOK_ROTATION_HOURS (default 24), then alone
   enable: the client's webhook, disabled after it answered 410 Gone, is called again
   show:   each webhook client's current secret, a rotation under way, and whether its webhook is disabled
+  resend: the record's last event sent again to the client's webhook, with the same webhook-id (receivers drop a copy)
   without --stage: npm start's data directory (DATA_DIR, default .data)`;
 
 export interface Io {
@@ -43,8 +49,10 @@ export interface Io {
 }
 
 interface Parsed {
-  command: 'rotate' | 'enable' | 'show';
+  command: 'rotate' | 'enable' | 'show' | 'resend';
   client?: string;
+  /** resend: the record whose last event is sent again. */
+  record?: string;
   stage?: string;
   region: string;
 }
@@ -56,17 +64,31 @@ interface Parsed {
 const parse = (args: string[], env: NodeJS.ProcessEnv): Parsed => {
   const { values, positionals } = parseCommandLine(
     args,
-    { values: ['stage', 'region'], npmScript: 'webhook-secret' },
+    { values: ['stage', 'region', 'client', 'record'], npmScript: 'webhook-secret' },
     env,
   );
-  const [command, client, extra] = positionals;
-  if (command !== 'rotate' && command !== 'enable' && command !== 'show')
-    throw new UsageError(`the command must be rotate, enable or show (got ${JSON.stringify(command)})`);
-  if (command !== 'show' && !client) throw new UsageError(`${command} needs a client name`);
-  if (extra) throw new UsageError(`unexpected ${JSON.stringify(extra)}`);
+  const [command, positional, extra] = positionals;
+  if (command !== 'rotate' && command !== 'enable' && command !== 'show' && command !== 'resend')
+    throw new UsageError(
+      `the command must be rotate, enable, show or resend (got ${JSON.stringify(command)})`,
+    );
   if (values.region !== undefined && values.stage === undefined)
     throw new UsageError("--region goes with --stage (without --stage, npm start's data directory is used)");
-  return { command, client, stage: values.stage, region: values.region ?? env.AWS_REGION ?? 'eu-west-1' };
+  const region = values.region ?? env.AWS_REGION ?? 'eu-west-1';
+  if (command === 'resend') {
+    if (positional)
+      throw new UsageError(
+        `resend takes --client <client> --record <id> (got ${JSON.stringify(positional)})`,
+      );
+    if (!values.client) throw new UsageError('resend needs --client <client>');
+    if (!values.record) throw new UsageError('resend needs --record <id>');
+    return { command, client: values.client, record: values.record, stage: values.stage, region };
+  }
+  if (values.client !== undefined || values.record !== undefined)
+    throw new UsageError(`--client and --record go with resend (${command} takes the client's name alone)`);
+  if (command !== 'show' && !positional) throw new UsageError(`${command} needs a client name`);
+  if (extra) throw new UsageError(`unexpected ${JSON.stringify(extra)}`);
+  return { command, client: positional, stage: values.stage, region };
 };
 
 const webhookClient = (name: string, clients: Client[]): Client => {
@@ -97,80 +119,81 @@ interface Place {
   rotate(client: string, now: Date): Promise<WebhookSecrets>;
   disabled(client: string): Promise<unknown>;
   enable(client: string): Promise<boolean>;
+  /** The record's last event sent again to the client's webhook (lib/webhooks/resend.ts). */
+  resend(client: string, recordId: string): Promise<RecordResendResult>;
   where: string;
   close(): void;
 }
 
+/** What a running npm start writes to `<data dir>/runner.json` and this command reads of it. */
+interface RunnerInfo {
+  dynamoEndpoint?: string;
+  webhookReceiverUrl?: string;
+  webhookSecretsPrefix?: string;
+  env?: Record<string, string>;
+}
+
 /**
- * The flags of the npm start running on `dataDir`: the `webhook#<client>` items of its records table, as on AWS
- * (read through the endpoint it wrote to runner.json). Without a running npm start there is no table to read.
+ * The service's own code pointed at the npm start running on `dataDir` (its records table, its Secrets Manager of
+ * webhook secrets, through the endpoints it wrote to runner.json), with this process's webhook calls taken where that
+ * npm start takes them (its sandbox receiver for a remote URL); undefined without a running npm start. What it
+ * returns undoes the redirection.
  */
-const localFlags = (dataDir: string) => {
-  let runner: { dynamoEndpoint?: string; env?: Record<string, string> } | undefined;
+const pointAtLocalService = (dataDir: string, clients: Client[]): (() => void) | undefined => {
+  let runner: RunnerInfo | undefined;
   try {
     runner = JSON.parse(readFileSync(join(dataDir, 'runner.json'), 'utf8'));
   } catch {
     runner = undefined;
   }
-  const table = runner?.env?.RECORDS_TABLE;
-  if (!runner?.dynamoEndpoint || !table) return undefined;
-  const dynamo = new DynamoDBClient({
-    endpoint: runner.dynamoEndpoint,
-    region: runner.env?.AWS_REGION ?? 'eu-west-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  if (!runner?.dynamoEndpoint || !runner.env?.RECORDS_TABLE) return undefined;
+  Object.assign(process.env, runner.env, {
+    AWS_ENDPOINT_URL_DYNAMODB: runner.dynamoEndpoint,
+    // Written by npm start from serverless.yml's dispatcher; a runner.json older than it: the local stage's.
+    WEBHOOK_SECRETS_PREFIX: runner.webhookSecretsPrefix ?? webhookSecretName('local', ''),
   });
-  return { dynamo, table };
+  resetSettings();
+  return runner.webhookReceiverUrl
+    ? redirectWebhookCalls(
+        localWebhookRoutes({
+          clients,
+          receiverUrl: runner.webhookReceiverUrl,
+          direct: runner.env.LOCAL_WEBHOOKS === 'direct',
+        }),
+      )
+    : () => {};
 };
 
 const notRunning = (dataDir: string) =>
   new UsageError(
-    `no npm start is running on ${dataDir} (no runner.json): the flags are in its records table`,
+    `no npm start is running on ${dataDir} (no runner.json): the flags and records are in its records table`,
   );
 
 const localPlace = (env: NodeJS.ProcessEnv, clients: Client[]): Place => {
   const dataDir = env.DATA_DIR || defaultDataDir();
-  const flags = localFlags(dataDir);
+  const undoRedirect = pointAtLocalService(dataDir, clients);
   const { secrets } = ensureWebhookSecrets(
     dataDir,
     clients.filter((c) => c.webhook).map((c) => c.name),
   );
+  const running = () => {
+    if (!undoRedirect) throw notRunning(dataDir);
+  };
   return {
     read: async (client) => secrets[client],
     rotate: async (client, now) => rotateLocalWebhookSecret(dataDir, client, now),
-    disabled: async (client) => (flags ? readFlag(flags.dynamo, flags.table, client) : undefined),
+    disabled: async (client) => (undoRedirect ? tableWebhookSwitch().disabled(client) : undefined),
     enable: async (client) => {
-      if (!flags) throw notRunning(dataDir);
-      return deleteFlag(flags.dynamo, flags.table, client);
+      running();
+      return tableWebhookSwitch().enable(client);
+    },
+    resend: async (client, recordId) => {
+      running();
+      return resendLastEvent(recordId, { client });
     },
     where: `${dataDir}/webhook-secrets.json (a running npm start's dispatcher reads it within 5 minutes, as on AWS)`,
-    close: () => flags?.dynamo.destroy(),
+    close: () => undoRedirect?.(),
   };
-};
-
-/** A client's flag item, or undefined. */
-const readFlag = async (dynamo: DynamoDBClient, table: string, client: string) => {
-  const out = await dynamo.send(
-    new GetItemCommand({
-      TableName: table,
-      Key: { pk: { S: webhookFlagKey(client) } },
-      ConsistentRead: true,
-    }),
-  );
-  return out.Item
-    ? { at: out.Item.webhookDisabledAt?.S, status: Number(out.Item.webhookDisabledStatus?.N) }
-    : undefined;
-};
-
-/** Deletes a client's flag item: true when there was one. */
-const deleteFlag = async (dynamo: DynamoDBClient, table: string, client: string) => {
-  const out = await dynamo.send(
-    new DeleteItemCommand({
-      TableName: table,
-      Key: { pk: { S: webhookFlagKey(client) } },
-      ReturnValues: 'ALL_OLD',
-    }),
-  );
-  return out.Attributes !== undefined;
 };
 
 /**
@@ -185,8 +208,14 @@ export const webhookSecretName = (stage: string, client: string) =>
 
 const awsPlace = (stage: string, region: string): Place => {
   const secretsManager = new SecretsManagerClient({ region });
-  const dynamo = new DynamoDBClient({ region });
   const table = `dealer-gateway-${stage}-records`;
+  // The service's own clients (flags, records, the resend) read these, and the credentials in the environment.
+  Object.assign(process.env, {
+    RECORDS_TABLE: table,
+    AWS_REGION: region,
+    WEBHOOK_SECRETS_PREFIX: webhookSecretName(stage, ''),
+  });
+  resetSettings();
   const nameOf = (client: string) => webhookSecretName(stage, client);
   const read = async (client: string) => {
     try {
@@ -222,14 +251,31 @@ const awsPlace = (stage: string, region: string): Place => {
         );
       return after;
     },
-    disabled: (client) => readFlag(dynamo, table, client),
-    enable: (client) => deleteFlag(dynamo, table, client),
+    disabled: (client) => tableWebhookSwitch().disabled(client),
+    enable: (client) => tableWebhookSwitch().enable(client),
+    resend: (client, recordId) => resendLastEvent(recordId, { client }),
     where: `Secrets Manager ${nameOf('<client>')} and ${table} (${region}); the dispatcher reads the secret within 5 minutes`,
-    close: () => {
-      secretsManager.destroy();
-      dynamo.destroy();
-    },
+    close: () => secretsManager.destroy(),
   };
+};
+
+/** Says what a resend came to; its exit code: 0 when the receiver took it (2xx), else 1. */
+const resent = (result: RecordResendResult, recordId: string, io: Io): number => {
+  if (!result.sent) {
+    io.err(
+      `${recordId}: ${RESEND_REFUSALS[result.why]}${result.why === 'otherClient' ? ` (it is ${result.client}'s)` : ''}\n`,
+    );
+    return 1;
+  }
+  const { outcome } = result;
+  const answer =
+    outcome.status === undefined
+      ? `no answer (${outcome.kind === 'retry' ? outcome.error : ''})`
+      : `HTTP ${outcome.status}`;
+  const line = `${recordId}: event ${result.webhookId} sent again to ${result.client}'s webhook: ${answer}\n`;
+  if (outcome.kind === 'delivered') io.out(line);
+  else io.err(line);
+  return outcome.kind === 'delivered' ? 0 : 1;
 };
 
 /**
@@ -275,6 +321,12 @@ export const runWebhookSecret = async (
       io.out(was ? `${client}: webhook enabled again\n` : `${client}: webhook was not disabled\n`);
       return 0;
     }
+    if (parsed.command === 'resend')
+      return resent(
+        await place.resend(parsed.client as string, parsed.record as string),
+        parsed.record as string,
+        io,
+      );
     const names = parsed.client ? [parsed.client] : clients.filter((c) => c.webhook).map((c) => c.name);
     for (const client of names)
       io.out(`${describe(client, await place.read(client), await place.disabled(client), now)}\n`);

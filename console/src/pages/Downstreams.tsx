@@ -48,9 +48,14 @@ export const DownstreamsPage = () => {
                 <div>
                   <dt>API allowance used</dt>
                   <dd>
-                    {d.apiUsage
-                      ? `${d.apiUsage.used.toLocaleString('en-GB')} / ${d.apiUsage.allowed.toLocaleString('en-GB')}`
-                      : 'not reported yet'}
+                    {d.apiUsage ? (
+                      <>
+                        {`${d.apiUsage.used.toLocaleString('en-GB')} / ${d.apiUsage.allowed.toLocaleString('en-GB')}`}{' '}
+                        (read <Time at={d.apiUsage.at} />)
+                      </>
+                    ) : (
+                      'not reported yet'
+                    )}
                   </dd>
                 </div>
               )}

@@ -1,7 +1,13 @@
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
 import { type PersonalValue, safeErrorText } from '../../privacy/redaction.ts';
 import type { CaseRecord } from '../../types.ts';
-import { type BatchItem, type CallOutcome, type TransientOutcome, wholeCallFailure } from '../types.ts';
+import {
+  type BatchItem,
+  type CallOutcome,
+  type DeliveryOutcome,
+  type TransientOutcome,
+  wholeCallFailure,
+} from '../types.ts';
 import type { ApiUsage } from './apiUsage.ts';
 import { readCollectionAnswer } from './collectionResults.ts';
 import { mapCase } from './mapping.ts';
@@ -123,8 +129,12 @@ export async function upsertCaseCollection(
       reachedDownstream: true,
     });
   }
+  // A result carries no status of its own: a delivered case keeps the status of the call that carried it.
+  const status = answer.status;
+  const withStatus = (outcome: DeliveryOutcome): DeliveryOutcome =>
+    outcome.kind === 'delivered' ? { ...outcome, status } : outcome;
   return {
-    outcomes: new Map(items.map(({ id }, index) => [id, read.outcomes[index]])),
+    outcomes: new Map(items.map(({ id }, index) => [id, withStatus(read.outcomes[index])])),
     ...(apiUsage ? { apiUsage } : {}),
   };
 }

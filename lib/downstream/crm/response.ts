@@ -45,7 +45,7 @@ export function classifyCrmAnswer(
 ): DeliveryOutcome {
   if (status >= 200 && status < 300) {
     const downstreamId = recordId(text);
-    return { kind: 'delivered', reachedDownstream: true, ...(downstreamId ? { downstreamId } : {}) };
+    return { kind: 'delivered', status, reachedDownstream: true, ...(downstreamId ? { downstreamId } : {}) };
   }
   const errors = salesforceErrors(text);
   const lockedRow = status === 400 && errors.some(({ errorCode }) => TRANSIENT_400_CODES.has(errorCode));

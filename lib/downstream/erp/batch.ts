@@ -79,7 +79,12 @@ const decideChangeSet = (answer: ChangeSetAnswer, item: BatchItem<SalesRegistrat
   if (isOwnRepeat(answer.status, answer.text, item.id)) {
     // An earlier call whose answer was lost stored it: the 409 names its document number, as for a single POST.
     const downstreamId = repeatedDocumentNumber(answer.text);
-    return { kind: 'delivered', reachedDownstream: true, ...(downstreamId ? { downstreamId } : {}) };
+    return {
+      kind: 'delivered',
+      status: answer.status,
+      reachedDownstream: true,
+      ...(downstreamId ? { downstreamId } : {}),
+    };
   }
   const outcome = classifyErpAnswer(
     answer.status,

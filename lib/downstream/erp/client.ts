@@ -87,7 +87,12 @@ export function createErpClient(config: ErpConfig): ErpClient {
         case 'answered':
           if (isOwnRepeat(answer.status, answer.text, registrationId)) {
             const downstreamId = repeatedDocumentNumber(answer.text);
-            return { kind: 'delivered', reachedDownstream: true, ...(downstreamId ? { downstreamId } : {}) };
+            return {
+              kind: 'delivered',
+              status: answer.status,
+              reachedDownstream: true,
+              ...(downstreamId ? { downstreamId } : {}),
+            };
           }
           return classifyErpAnswer(answer.status, answer.text, personalValuesOf('salesRegistration', record));
         case 'timedOut':

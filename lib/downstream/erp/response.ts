@@ -61,7 +61,7 @@ export function classifyErpAnswer(
 ): DeliveryOutcome {
   if (status >= 200 && status < 300) {
     const downstreamId = documentNumber(text);
-    return { kind: 'delivered', reachedDownstream: true, ...(downstreamId ? { downstreamId } : {}) };
+    return { kind: 'delivered', status, reachedDownstream: true, ...(downstreamId ? { downstreamId } : {}) };
   }
   const message = odataErrorMessage(text);
   if (isTransientStatus(status)) {
