@@ -20,7 +20,9 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import { metricsIdentity, tracesExport } from '../settings/settings.ts';
-import { TRACEPARENT } from './tracingConstants.ts';
+import { TRACEPARENT } from './traceContext.ts';
+
+export { traceIdOf } from './traceContext.ts';
 
 /*
  * The one place that sets up tracing (contract section 8): the OpenTelemetry API and SDK, registered when this
@@ -120,18 +122,6 @@ export const traceparentOf = (of: Context = context.active()): string | undefine
 /** The `traceparent` of a span. */
 export const traceparentOfSpan = (span: Span): string | undefined =>
   traceparentOf(trace.setSpan(ROOT_CONTEXT, span));
-
-/**
- * The trace id of a `traceparent` (32 hex digits), or undefined when it is not a valid one.
- *
- * @example
- * traceIdOf('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01') // '4bf92f3577b34da6a3ce929d0e0e4736'
- */
-export const traceIdOf = (traceparent: string | undefined): string | undefined => {
-  if (!traceparent) return undefined;
-  const spanContext = trace.getSpanContext(contextOf(traceparent));
-  return spanContext && trace.isSpanContextValid(spanContext) ? spanContext.traceId : undefined;
-};
 
 /** The ids of the active span, for log lines; empty when there is none. */
 export const activeTraceIds = (): { traceId?: string; spanId?: string } => {
