@@ -130,6 +130,13 @@ export const activeTraceIds = (): { traceId?: string; spanId?: string } => {
   return { traceId: spanContext.traceId, spanId: spanContext.spanId };
 };
 
+/**
+ * The parent for work about a record: the active span when one is (the worker's attempt), else the record's own
+ * trace context (the reconciler publishing a record's late events), so that it is a span of the record's trace.
+ */
+export const recordParent = (traceparent: string | undefined): Context | string | undefined =>
+  trace.getActiveSpan() ? context.active() : traceparent;
+
 /** Headers with the active context's `traceparent` added (unchanged when none is active). */
 export const withTraceparent = <H extends Record<string, string>>(headers: H): H => {
   const traceparent = traceparentOf();
