@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { inSpan } from './tracing.ts';
 import { TRACEPARENT } from './traceContext.ts';
+import { inSpan } from './tracing.ts';
 
 /** A request's `traceparent` header, in whatever case its client wrote it. */
 const traceparentHeader = (event: APIGatewayProxyEvent): string | undefined => {

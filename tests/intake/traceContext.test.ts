@@ -77,7 +77,9 @@ describe("a record keeps its request's trace", () => {
     // Act
     const response = await salesHandler(event, lambdaContext());
     const [{ id }] = JSON.parse(response.body).registrations;
-    const lookUp = JSON.parse((await recordStatus(statusGet(`${SALES}/${id}`, { id }), lambdaContext())).body);
+    const lookUp = JSON.parse(
+      (await recordStatus(statusGet(`${SALES}/${id}`, { id }), lambdaContext())).body,
+    );
     const records = await workerEvents();
     // Assess
     expect(lookUp.traceId).toMatch(/^[0-9a-f]{32}$/);
@@ -90,7 +92,9 @@ describe("a record keeps its request's trace", () => {
     // Prepare
     await workerEvents();
     const response = await salesHandler(
-      jsonPost(SALES, [salesRegistrationInput({ FrameNum: uniqueFrame() })], { traceparent: CLIENT_TRACEPARENT }),
+      jsonPost(SALES, [salesRegistrationInput({ FrameNum: uniqueFrame() })], {
+        traceparent: CLIENT_TRACEPARENT,
+      }),
       lambdaContext(),
     );
     const [{ id }] = JSON.parse(response.body).registrations;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logger } from '../../lib/observability/logger.ts';
 import { requestSpan } from '../../lib/observability/requestSpan.ts';
 import { traceFlush } from '../../lib/observability/traceFlush.ts';
-import { inSpan, traceIdOf, tracedFetch, traceparentOf } from '../../lib/observability/tracing.ts';
+import { inSpan, tracedFetch, traceIdOf, traceparentOf } from '../../lib/observability/tracing.ts';
 import { resetSettings } from '../../lib/settings/environment.ts';
 import { tracesExport } from '../../lib/settings/settings.ts';
 import { outputDuring } from '../../testkit/emittedOutput.ts';
@@ -64,7 +64,8 @@ const withEnvironment = (values: Record<string, string | undefined>) => {
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_TRACEPARENT = `00-${CLIENT_TRACE}-00f067aa0ba902b7-01`;
 
-const event = (headers: Record<string, string>) => ({ headers, body: null }) as unknown as APIGatewayProxyEvent;
+const event = (headers: Record<string, string>) =>
+  ({ headers, body: null }) as unknown as APIGatewayProxyEvent;
 
 describe('export', () => {
   it('sends every span of an invocation to the collector before the handler returns', async () => {
@@ -109,7 +110,9 @@ describe('export', () => {
     expect(traceIdOf(traceparent)).toMatch(/^[0-9a-f]{32}$/);
     expect(spansNamed('unexported hop')).toEqual([]);
     expect(tracesExport({})).toBeUndefined();
-    expect(tracesExport({ OTEL_EXPORTER_OTLP_ENDPOINT: `${endpoint}/` })).toEqual({ url: `${endpoint}/v1/traces` });
+    expect(tracesExport({ OTEL_EXPORTER_OTLP_ENDPOINT: `${endpoint}/` })).toEqual({
+      url: `${endpoint}/v1/traces`,
+    });
   });
 });
 
@@ -144,8 +147,10 @@ describe('context', () => {
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(target.address() as AddressInfo).port}/`;
     // Act
-    const status = await inSpan('caller', { parent: CLIENT_TRACEPARENT }, async () =>
-      (await tracedFetch('downstream GET', url)).status,
+    const status = await inSpan(
+      'caller',
+      { parent: CLIENT_TRACEPARENT },
+      async () => (await tracedFetch('downstream GET', url)).status,
     );
     await new Promise((resolve) => target.close(resolve));
     // Assess
