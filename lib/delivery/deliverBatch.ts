@@ -382,6 +382,8 @@ const makeCall = async (
         }),
       );
       httpStatus = lastHttpStatus(span);
+      // A call that failed as a whole (nothing of it judged a record) is a failed span itself.
+      if (made.failedWhole !== undefined) failSpan(span, 'call failed whole', httpStatus);
       return made;
     },
   );

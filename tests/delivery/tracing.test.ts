@@ -72,6 +72,11 @@ describe("the worker's spans", () => {
     expect(attempts[0].status.code).toBe(2);
     expect(attempts[0].attributes['http.response.status_code']).toBe(503);
     expect(attempts[1].status.code).not.toBe(2);
+    // The call of the first attempt failed whole: an error too, under its attempt
+    const [failedCall] = named('erp call').filter(
+      (span) => parentOf(span) === attempts[0].spanContext().spanId,
+    );
+    expect(failedCall.status.code).toBe(2);
     // Every request to SAP (the token fetch and the POSTs) joined the record's trace
     const sent = stack.sap.requests.slice(firstRequest);
     expect(sent.length).toBeGreaterThanOrEqual(2);
