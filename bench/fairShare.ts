@@ -19,6 +19,7 @@ import { quantile } from '../testkit/quantile.ts';
  *
  *   node bench/fairShare.ts [10000]   # prints the JSON result
  */
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { inDeliveryStack } from './deliveryStack.ts';
 import type { DeployedEventSource } from './deployedDelivery.ts';
 import { benchDir } from './proc.ts';
@@ -79,7 +80,7 @@ const child = async (): Promise<FairShareResult> => {
 
   /** When each record the worker finished delivering was done, by id. */
   const doneAt = new Map<string, number>();
-  const handler: typeof deliveryWorker = async (event, context) => {
+  const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     const answer = await deliveryWorker(event, context);
     const failed = new Set((answer?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     const now = performance.now();

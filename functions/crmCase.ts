@@ -15,6 +15,8 @@ import { rawBodyGuard } from '../lib/http/rawBodyGuard.ts';
 import { securityHeaders } from '../lib/http/securityHeaders.ts';
 import { caseShape } from '../lib/http/shapes.ts';
 import { caseRequest } from '../lib/intake/caseRequest.ts';
+import { requestSpan } from '../lib/observability/requestSpan.ts';
+import { traceFlush } from '../lib/observability/traceFlush.ts';
 
 const maxBytes = 64 * 1024;
 
@@ -24,10 +26,12 @@ const maxBytes = 64 * 1024;
  * the honeypot, CORS. `config` is config/clients.json unless a test gives another.
  *
  * Middlewares run `before` in this order and `after`/`onError` in the reverse one: contractErrors shapes every
- * error, securityHeaders heads the answer, and browserFormAnswers, last, redirects a browser form and adds CORS.
+ * error, securityHeaders heads the answer, browserFormAnswers redirects a browser form and adds CORS, and
+ * traceFlush, last, sends the request's spans (requestSpan, joining a client's `traceparent`).
  */
 export const crmCaseHandler = (config: ClientsConfig = clientsConfig) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(traceFlush())
     .use(browserFormAnswers({ config }))
     .use(httpHeaderNormalizer())
     .use(securityHeaders())
@@ -39,6 +43,6 @@ export const crmCaseHandler = (config: ClientsConfig = clientsConfig) =>
     .use(httpJsonBodyParser({ disableContentTypeError: true }))
     .use(httpUrlencodeBodyParser({ disableContentTypeError: true }))
     .use(browserFormControls({ config }))
-    .handler(caseRequest);
+    .handler(requestSpan('POST /crm/case', caseRequest));
 
 export const handler = crmCaseHandler();

@@ -1,4 +1,5 @@
 import { errorSummary, logger } from '../lib/observability/logger.ts';
+import { flushSpans } from '../lib/observability/tracing.ts';
 import { publishReconcileMetrics } from '../lib/reconcile/reconcile.ts';
 import { runReconciler } from '../lib/reconcile/reconcilerRun.ts';
 
@@ -6,7 +7,7 @@ import { runReconciler } from '../lib/reconcile/reconcilerRun.ts';
  * Scheduled (every minute): one run of the reconciler (lib/reconcile/reconcilerRun.ts): outboxes published,
  * personal data removed, records queued again; its metrics and counts (never personal data) in the logs.
  */
-export const handler = async (): Promise<void> => {
+const run = async (): Promise<void> => {
   const { reconciled, events, purge } = await runReconciler();
   if ('error' in events) logger.error('pending events not published', errorSummary(events.error));
   else if (events.unpublished > 0) {
@@ -26,4 +27,16 @@ export const handler = async (): Promise<void> => {
   const requeued = reconciled.requeued.salesRegistration + reconciled.requeued.caseRecord;
   if (requeued > 0 || reconciled.unqueued > 0 || reconciled.deferred.length > 0)
     logger.warn('records queued again', { ...reconciled });
+};
+
+/**
+ * The run, its spans (events published late, in their records' traces) sent before it returns: a scheduled
+ * function takes no middleware chain, so it flushes as traceFlush would.
+ */
+export const handler = async (): Promise<void> => {
+  try {
+    await run();
+  } finally {
+    await flushSpans().catch(() => undefined);
+  }
 };

@@ -69,4 +69,9 @@ export interface QueuedRecord {
   owner?: string;
   /** A test client's record: the worker answers it with the simulators (the stored record decides; see lib/delivery). */
   test?: true;
+  /**
+   * The record's trace context (its intake span's `traceparent`): sent as the message's `traceparent` attribute,
+   * never in its body (lib/queue/sendRecords.ts), and read back from the attribute (lib/delivery/message.ts).
+   */
+  traceparent?: string;
 }

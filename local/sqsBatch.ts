@@ -128,7 +128,8 @@ export const queueAttributes = async (sqs: SQSClient, queueUrl: string) => {
 };
 
 /**
- * One ReceiveMessage of up to `count` (at most 10) messages, with every system attribute (MessageGroupId too).
+ * One ReceiveMessage of up to `count` (at most 10) messages, with every system attribute (MessageGroupId too) and
+ * every message attribute.
  *
  * @example
  * const messages = await receiveMessages(options, 10, 0);
@@ -145,6 +146,8 @@ export const receiveMessages = async (
         MaxNumberOfMessages: Math.min(SQS_RECEIVE_MAX, count),
         WaitTimeSeconds: waitSeconds,
         MessageSystemAttributeNames: ['All'],
+        // The record's trace context travels as a message attribute (lib/queue/sendRecords.ts).
+        MessageAttributeNames: ['All'],
         ...(options.visibilityTimeout === undefined ? {} : { VisibilityTimeout: options.visibilityTimeout }),
       }),
     )
@@ -162,7 +165,18 @@ const toRecord = (message: Message, arn: string, region: string): SQSRecord => (
       message.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
     ...(message.Attributes?.MessageGroupId ? { MessageGroupId: message.Attributes.MessageGroupId } : {}),
   },
-  messageAttributes: {},
+  // As Lambda hands them over: camel-cased, string values only (the queues carry no binary attributes).
+  messageAttributes: Object.fromEntries(
+    Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
+      name,
+      {
+        dataType: value.DataType ?? 'String',
+        stringValue: value.StringValue,
+        stringListValues: [],
+        binaryListValues: [],
+      },
+    ]),
+  ),
   md5OfBody: message.MD5OfBody ?? '',
   eventSource: 'aws:sqs',
   eventSourceARN: arn,

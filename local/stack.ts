@@ -28,6 +28,7 @@ import {
   webhookSecretsPrefixOf,
   writeCachedServerlessConfig,
 } from './serverlessConfig.ts';
+import { startTraceReceiver } from './traceReceiver.ts';
 import { type LocalWebhooks, startLocalWebhooks } from './webhooks.ts';
 
 /** Any HTTP status from this route means offline routes requests (it also warms the handler up). */
@@ -117,6 +118,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let store: LocalStoreServer | undefined;
   let webhooks: LocalWebhooks | undefined;
   let oidc: LocalOidcProvider | undefined;
+  let traces: Awaited<ReturnType<typeof startTraceReceiver>> | undefined;
   let offline: OfflineProcess | undefined;
   let stopHook: (() => Promise<void>) | undefined;
   let stopping: Promise<void> | undefined;
@@ -139,6 +141,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         attempt(async () => store?.close()),
         attempt(async () => webhooks?.stop()),
         attempt(async () => oidc?.stop()),
+        attempt(async () => traces?.stop()),
       ]);
       if (errors.length > 0) throw new AggregateError(errors, 'stopping the local stack failed');
     })();
@@ -186,6 +189,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // redirect) once the API's port is final, below.
       startLocalOidcProvider().then((started) => (oidc = started)),
       requestedPort === 0 ? undefined : dataDirLocked.then(() => waitForPortFree(requestedPort, { signal })),
+      // The spans, kept in the data directory (npm run records -- --trace), unless a collector of the developer's
+      // own (OTEL_EXPORTER_OTLP_ENDPOINT, e.g. Jaeger) takes them.
+      process.env.OTEL_EXPORTER_OTLP_ENDPOINT || options.env?.OTEL_EXPORTER_OTLP_ENDPOINT
+        ? undefined
+        : dataDirLocked.then(() => startTraceReceiver({ dataDir })).then((started) => (traces = started)),
     ] as const);
     timing('emulators');
     signal?.throwIfAborted();
@@ -229,6 +237,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       CONSOLE_ACTIVITY_SOURCE: 'store',
       ...localWebhooks.env,
       ...signIn.env,
+      ...traces?.env,
       ...options.env,
     });
     const spawnOffline = (env: Record<string, string>) => {

@@ -33,6 +33,8 @@ export interface ReceivedEvent {
   verified: boolean;
   /** The `webhook-id` header. */
   webhookId?: string;
+  /** The `traceparent` header (W3C Trace Context): the trace of the record the event is about. */
+  traceparent?: string;
   /** Why it did not verify (the library's message). */
   verificationError?: string;
   /** The body as posted (JSON), or its text when it is not JSON. */
@@ -171,7 +173,13 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
       }
     })();
     const webhookId = headerOf(exchange.headers, 'webhook-id');
-    const base = { client, receivedAt: new Date().toISOString(), ...(webhookId ? { webhookId } : {}) };
+    const traceparent = headerOf(exchange.headers, 'traceparent');
+    const base = {
+      client,
+      receivedAt: new Date().toISOString(),
+      ...(webhookId ? { webhookId } : {}),
+      ...(traceparent ? { traceparent } : {}),
+    };
     if (problem !== undefined) {
       await keep({ ...base, verified: false, verificationError: problem, event: parsed });
       return exchange.reply(401, { message: `webhook signature not verified for ${client}: ${problem}` });

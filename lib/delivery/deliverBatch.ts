@@ -1,6 +1,15 @@
 import type { SQSRecord } from 'aws-lambda';
 import { type Settled, settleBounded } from '../concurrency/bounded.ts';
 import { type CallOutcome, type DeliveryOutcome, wholeCallFailure } from '../downstream/types.ts';
+import {
+  failSpan,
+  inSpan,
+  lastHttpStatus,
+  type Span,
+  startSpan,
+  traceparentOfSpan,
+  withActiveSpan,
+} from '../observability/tracing.ts';
 import { heldVisibilitySeconds } from '../outage/heldVisibility.ts';
 import { type DownstreamHolds, downstreamHolds } from '../outage/hold.ts';
 import type { DeliveryPermit, HoldState } from '../outage/types.ts';
@@ -17,6 +26,7 @@ import {
   changeVisibility,
   parseQueuedRecord,
   type ReadMessage,
+  recordTraceparent,
 } from './message.ts';
 import {
   callFailuresSince,
@@ -313,11 +323,21 @@ const deliverClaimed = async (
     const made = await makeCall(call, delivery, callPermit, hold.failureRate);
     failedWhole = made.failedWhole !== undefined;
     written.push(
-      recordAll(call, (id) => made.outcomes.get(id) ?? undecided, delivery, made.context, results),
+      recordAll(
+        call,
+        (id) => made.outcomes.get(id) ?? undecided,
+        delivery,
+        made.context,
+        results,
+        made.attempts,
+      ),
     );
   }
   return { results: Promise.all(written).then(() => results), failedWhole };
 };
+
+/** Each record's attempt span, open until its outcome is recorded, and the status the call was answered with. */
+type Attempts = Map<string, { span: Span; httpStatus?: number }>;
 
 /** One call to the downstream for claimed records, counted in the hold. */
 const makeCall = async (
@@ -326,18 +346,48 @@ const makeCall = async (
   permit: Extract<DeliveryPermit, { deliver: true }>,
   /** The downstream's recent failure rate before the call (as the slice's calls began), if known. */
   failureRate: number | undefined,
-): Promise<CallOutcome & { context: OutcomeContext & { carried: number } }> => {
+): Promise<CallOutcome & { context: OutcomeContext & { carried: number }; attempts: Attempts }> => {
   const { downstream, caller, batch, holds } = delivery;
   const ids = call.map(({ claim }) => claim.status.id);
-  // The call's duration, for each record's timeline (lib/records/story.ts): measured around the adapter's call.
-  const startedAt = performance.now();
-  const outcome = await caller.call(call.map(({ claim }) => claim.status)).catch((error: unknown) =>
-    wholeCallFailure(ids, {
-      kind: 'transient',
-      error: `not attempted: ${messageOf(error)}`,
-      reachedDownstream: false,
+  // Each record's delivery attempt is a span of its own trace (contract section 8); the call is one span: a child of
+  // its record's attempt when it carries one, else a span of its own linked to every record's attempt (no record's
+  // trace is its parent more than another's).
+  const spans = call.map(({ claim }) =>
+    startSpan(`deliver ${claim.status.kind}`, {
+      parent: recordTraceparent(claim.sqsRecord, claim.status),
+      kind: 'consumer',
+      attributes: {
+        'record.id': claim.status.id,
+        'record.downstream': downstream,
+        'call.records': ids.length,
+      },
     }),
   );
+  const placement =
+    spans.length === 1
+      ? { parent: traceparentOfSpan(spans[0]) }
+      : { root: true as const, links: spans.map(traceparentOfSpan) };
+  // The call's duration, for each record's timeline (lib/records/story.ts): measured around the adapter's call.
+  const startedAt = performance.now();
+  let httpStatus: number | undefined;
+  const outcome = await inSpan(
+    `${downstream} call`,
+    { ...placement, attributes: { 'call.records': ids.length } },
+    async (span) => {
+      const made = await caller.call(call.map(({ claim }) => claim.status)).catch((error: unknown) =>
+        wholeCallFailure(ids, {
+          kind: 'transient',
+          error: `not attempted: ${messageOf(error)}`,
+          reachedDownstream: false,
+        }),
+      );
+      httpStatus = lastHttpStatus(span);
+      // A call that failed as a whole (nothing of it judged a record) is a failed span itself.
+      if (made.failedWhole !== undefined) failSpan(span, 'call failed whole', httpStatus);
+      return made;
+    },
+  );
+  const attempts: Attempts = new Map(ids.map((id, index) => [id, { span: spans[index], httpStatus }]));
   const durationMs = Math.round(performance.now() - startedAt);
   const answeredAt = delivery.clock();
   const noted = notedOutcomesOf(ids, outcome.outcomes, {
@@ -356,6 +406,7 @@ const makeCall = async (
   });
   return {
     ...outcome,
+    attempts,
     context: {
       at: answeredAt,
       hold,
@@ -374,13 +425,24 @@ const recordAll = async (
   delivery: Delivery,
   context: OutcomeContext & { carried?: number },
   results: MessageResult[],
+  attempts?: Attempts,
 ): Promise<void> => {
-  const settled = await settleBounded(call, BATCH_CONCURRENCY, ({ claim }) => {
+  const settled = await settleBounded(call, BATCH_CONCURRENCY, async ({ claim }) => {
     const outcome = outcomeOf(claim.status.id);
-    return recordOutcome(claim, outcome, delivery.downstream, delivery.batch, {
-      ...context,
-      failure: whoseFailure(outcome, context.carried ?? call.length),
-    });
+    const record = () =>
+      recordOutcome(claim, outcome, delivery.downstream, delivery.batch, {
+        ...context,
+        failure: whoseFailure(outcome, context.carried ?? call.length),
+      });
+    const attempt = attempts?.get(claim.status.id);
+    if (!attempt) return record();
+    // The outcome's write, its event and its log lines belong to the attempt's span, which ends with them.
+    if (outcome.kind !== 'delivered') failSpan(attempt.span, outcome.kind, attempt.httpStatus);
+    try {
+      return await withActiveSpan(attempt.span, record);
+    } finally {
+      attempt.span.end();
+    }
   });
   settled.forEach((result, position) => {
     results[call[position].index] = result;

@@ -3,6 +3,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { sqsClient } from '../aws/clients.ts';
 import { ChangeMessageVisibilityCommand } from '../aws/jsonProtocol/sqs.ts';
 import type { OutcomeTally } from '../observability/metrics.ts';
+import { TRACEPARENT } from '../observability/traceContext.ts';
 import type { DownstreamHolds } from '../outage/hold.ts';
 import { readQueuedRecord } from '../queue/queuedRecord.ts';
 import type { DeliverySettings, OutageSettings } from '../settings/settings.ts';
@@ -59,6 +60,15 @@ export const changeVisibility = ({ message, sqsRecord }: ReadMessage, seconds: n
       VisibilityTimeout: seconds,
     }),
   );
+
+/**
+ * The trace context of a message's record: the message's `traceparent` attribute (lib/queue/sendRecords.ts), else
+ * the one its status record keeps (a message sent before tracing, or by a producer that lost it).
+ */
+export const recordTraceparent = (
+  sqsRecord: SQSRecord,
+  status?: { traceparent?: string },
+): string | undefined => sqsRecord.messageAttributes?.[TRACEPARENT]?.stringValue ?? status?.traceparent;
 
 /** Keys on every log line of a message's record (not a child logger per record: that costs a Console each). */
 export const keysOf = ({ message }: ReadMessage, downstream: 'erp' | 'crm') => ({

@@ -5,7 +5,7 @@ import type { RecordStateChanged } from './types.ts';
 
 /** What an event needs of the record it is about (none of its personal fields). */
 export type EventSubject = Pick<StatusRecord, 'id' | 'kind' | 'owner' | 'acceptedAt' | 'record'> &
-  Partial<Pick<StatusRecord, 'frameKey' | 'dealer' | 'test'>>;
+  Partial<Pick<StatusRecord, 'frameKey' | 'dealer' | 'test' | 'traceparent'>>;
 
 /**
  * The event of a change kept in a record's outbox. Only the fields named in {@link RecordStateChanged} are copied
@@ -30,6 +30,7 @@ export const eventOf = (record: EventSubject, pending: PendingEvent): RecordStat
   if (pending.downstreamId) event.downstreamId = pending.downstreamId;
   if (pending.error) event.error = pending.error;
   if (record.test) event.test = true;
+  if (record.traceparent) event.traceparent = record.traceparent;
   if (record.kind === 'salesRegistration') {
     // Read without `record` (the operators' redrive on AWS), the same values stand at the top: frameKey, dealer.
     const sale = (record.record ?? {}) as Partial<SalesRegistration>;

@@ -31,4 +31,9 @@ export interface RecordStateChanged {
   DealerId?: number;
   /** A test client's record (docs/API.md, "Test mode"); absent on a live one, so live events keep their shape. */
   test?: true;
+  /**
+   * The record's trace context (its status record's `traceparent`, contract section 8): the event's spans and each
+   * webhook post of it join the record's trace through it. Never in a webhook body or a feed entry.
+   */
+  traceparent?: string;
 }

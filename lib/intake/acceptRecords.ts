@@ -1,4 +1,5 @@
 import { inParallel } from '../concurrency/bounded.ts';
+import { traceparentOf } from '../observability/tracing.ts';
 import { queuedRecordOf } from '../queue/queuedRecord.ts';
 import { sendRecords } from '../queue/sendRecords.ts';
 import { dueAfter } from '../records/due.ts';
@@ -33,6 +34,12 @@ export interface AcceptRequest {
   answerBy?: Date;
 }
 
+/** The active span's `traceparent`, as a status record keeps it (nothing when no span is active). */
+const traceContext = (): { traceparent?: string } => {
+  const traceparent = traceparentOf();
+  return traceparent ? { traceparent } : {};
+};
+
 /** Conditional writes in flight at once for a large request. */
 const PARALLEL_WRITES = 16;
 
@@ -59,6 +66,8 @@ export const newStatusRecord = (
   answerBy: (request.answerBy ?? new Date(now.getTime() + DEFAULT_REMAINING_MS)).toISOString(),
   owner: request.owner,
   ...(request.test ? { test: true as const } : {}),
+  // The intake span's context, kept on the record: whoever queues it later (the reconciler, a redrive) keeps its trace.
+  ...traceContext(),
   record,
   statusKey: statusKeyOf(request.kind, 'accepted'),
   // A test record waits apart from the live ones: a held downstream's probe never reads it.

@@ -7,6 +7,7 @@ import { EVENT_SOURCE, RECORD_STATE_CHANGED } from '../events/constants.ts';
 import { type EventSubject, eventOf } from '../events/stateChange.ts';
 import type { RecordStateChanged } from '../events/types.ts';
 import { putFeedEntries } from '../feed/feedEntries.ts';
+import { inSpan, recordParent } from '../observability/tracing.ts';
 import type { PendingEvent, StatusRecord } from '../records/types.ts';
 import { eventBusName, recordsTable } from '../settings/settings.ts';
 import { type DueIndex, dueIds } from '../store/sparseIndex.ts';
@@ -97,11 +98,22 @@ export const publishRecordEvents = async (
   const pending = record.pendingEvents ?? [];
   const events = pending.map((change) => eventOf(record, change));
   if (events.length === 0) return 0;
-  // The feed first: a webhook never tells of an event its client cannot find in the feed.
-  await putFeedEntries(events);
-  if (!(await putEvents(events))) throw new Error('the event bus refused events');
-  await clearOutbox(record.id, pending);
-  return events.length;
+  // A span of the record's trace (contract section 8): the events carry its traceparent on to the webhooks.
+  return inSpan(
+    'publish events',
+    {
+      parent: recordParent(record.traceparent),
+      kind: 'producer',
+      attributes: { 'record.id': record.id, 'events.count': events.length },
+    },
+    async () => {
+      // The feed first: a webhook never tells of an event its client cannot find in the feed.
+      await putFeedEntries(events);
+      if (!(await putEvents(events))) throw new Error('the event bus refused events');
+      await clearOutbox(record.id, pending);
+      return events.length;
+    },
+  );
 };
 
 /** After the bus failed a worker, it leaves publishing to the reconciler this long (no timeout per record). */

@@ -5,20 +5,21 @@ const KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
 
 /**
  * The message that queues a stored record: its id, kind, request id and owner (the client, which sendRecords also
- * gives SQS as the message's tenant), never its content (the worker reads that from the store). Every producer
+ * gives SQS as the message's tenant) and its trace context, never its content (the worker reads that from the store). Every producer
  * (intake, the reconciler, redrive) writes its messages with this.
  *
  * @example
  * queuedRecordOf(status) // { id: '3f0c…', kind: 'caseRecord', requestId: 'c0ffee…', owner: 'example-dealer' }
  */
 export const queuedRecordOf = (
-  status: Pick<StatusRecord, 'id' | 'kind' | 'requestId' | 'owner' | 'test'>,
+  status: Pick<StatusRecord, 'id' | 'kind' | 'requestId' | 'owner' | 'test' | 'traceparent'>,
 ): QueuedRecord => ({
   id: status.id,
   kind: status.kind,
   requestId: status.requestId,
   owner: status.owner,
   ...(status.test ? { test: true as const } : {}),
+  ...(status.traceparent ? { traceparent: status.traceparent } : {}),
 });
 
 /**

@@ -2,6 +2,7 @@ import { setTimeout as pause } from 'node:timers/promises';
 import type { SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../aws/clients.ts';
 import { SendMessageBatchCommand } from '../aws/jsonProtocol/sqs.ts';
+import { TRACEPARENT } from '../observability/traceContext.ts';
 import type { QueuedRecord } from '../types.ts';
 import { messageGroupOf } from './messageGroup.ts';
 
@@ -13,13 +14,24 @@ const PARALLEL_BATCHES = 10;
 const ENTRY_RETRY_ROUNDS = 3;
 
 /**
- * The message body: JSON with characters beyond the Basic Multilingual Plane (emoji) written as \u escapes.
+ * The message body (the trace context apart: it is a message attribute, {@link traceAttributes}): JSON with characters beyond the Basic Multilingual Plane (emoji) written as \u escapes.
  * SQS accepts them, but not every SQS-compatible server does (fauxqs refuses them); JSON.parse reads both alike.
  */
-export const messageBody = (message: QueuedRecord): string =>
+export const messageBody = ({ traceparent: _, ...message }: QueuedRecord): string =>
   JSON.stringify(message).replace(/[\u{10000}-\u{10FFFF}]/gu, (c) =>
     [...c.split('')].map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
   );
+
+/**
+ * The record's trace context as the message attribute `traceparent` (contract section 8: propagated through SQS), so
+ * that the worker's spans join the record's trace without reading it from the body.
+ */
+export const traceAttributes = (
+  message: QueuedRecord,
+): Pick<SendMessageBatchRequestEntry, 'MessageAttributes'> =>
+  message.traceparent
+    ? { MessageAttributes: { [TRACEPARENT]: { DataType: 'String', StringValue: message.traceparent } } }
+    : {};
 
 const sendBatch = async (
   queueUrl: string,
@@ -29,6 +41,7 @@ const sendBatch = async (
   let pending: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({
     Id: String(index),
     MessageBody: messageBody(message),
+    ...traceAttributes(message),
     ...messageGroupOf(message.owner),
   }));
   for (let round = 0; round <= ENTRY_RETRY_ROUNDS && pending.length > 0; round++) {

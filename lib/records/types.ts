@@ -79,6 +79,12 @@ export interface StatusRecord {
   test?: true;
   /** Request id of the intake request that accepted it, carried to the worker for tracing. */
   requestId: string;
+  /**
+   * The W3C `traceparent` of the intake span that accepted it (contract section 8): every later hop (the queue,
+   * each delivery attempt, the outcome, the event, each webhook post) is a span of this trace, whoever queues the
+   * record (intake, the reconciler, a redrive). Absent on records accepted before tracing.
+   */
+  traceparent?: string;
   /** The normalised record: kept so that a record can be queued again (restart, redrive) without its caller. */
   record: SalesRegistration | CaseRecord;
   downstreamId?: string;

@@ -298,3 +298,23 @@ export const metricsIdentity: Setting<{ namespace: string; service: string }> = 
 export const consoleSignInOrigin: Setting<string> = setting(
   (env) => new URL(required('CONSOLE_SIGN_IN_ORIGIN', env.CONSOLE_SIGN_IN_ORIGIN?.trim())).origin,
 );
+
+/**
+ * Where spans are exported (lib/observability/tracing.ts): OTLP over HTTP (JSON) to `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
+ * as it is, else to `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces` (the OpenTelemetry convention); undefined, nothing
+ * exported, when neither is set or `TRACES_EXPORT=off` (spans are still made: trace ids reach records, logs and
+ * downstream requests).
+ *
+ * @example
+ * tracesExport({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }) // { url: 'http://127.0.0.1:4318/v1/traces' }
+ * tracesExport({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', TRACES_EXPORT: 'off' }) // undefined
+ */
+export const tracesExport: Setting<{ url: string } | undefined> = setting((env) => {
+  const mode = env.TRACES_EXPORT?.trim() || 'on';
+  if (mode !== 'on' && mode !== 'off') throw new Error('TRACES_EXPORT must be on or off');
+  if (mode === 'off') return undefined;
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  if (traces) return { url: traces };
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  return base ? { url: `${base.replace(/\/+$/, '')}/v1/traces` } : undefined;
+});

@@ -1,3 +1,4 @@
+import { traceIdOf } from '../observability/traceContext.ts';
 import type { StatusRecord } from '../records/types.ts';
 
 /**
@@ -12,7 +13,7 @@ export const statusView = (
     StatusRecord,
     'id' | 'status' | 'attempts' | 'acceptedAt' | 'updatedAt' | 'downstreamId' | 'error'
   > &
-    Partial<Pick<StatusRecord, 'test'>>,
+    Partial<Pick<StatusRecord, 'test' | 'traceparent'>>,
   heldSince?: string,
 ) => ({
   id: status.id,
@@ -25,4 +26,12 @@ export const statusView = (
   ...(status.downstreamId ? { downstreamId: status.downstreamId } : {}),
   ...(status.error ? { error: status.error } : {}),
   ...(status.test ? { test: true as const } : {}),
+  // The record's trace (contract section 8): an engineer opens it from here.
+  ...traceIdField(status.traceparent),
 });
+
+/** `{ traceId }` of a record's `traceparent`; nothing for a record accepted before tracing. */
+const traceIdField = (traceparent: string | undefined): { traceId?: string } => {
+  const traceId = traceIdOf(traceparent);
+  return traceId ? { traceId } : {};
+};

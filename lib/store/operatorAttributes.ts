@@ -20,6 +20,7 @@ export const OPERATOR_ATTRIBUTES = [
   'owner',
   'test',
   'requestId',
+  'traceparent',
   'downstreamId',
   'error',
   'latestGeneration',

@@ -1,4 +1,6 @@
 /** One try of a webhook: a POST with a time limit, and what its answer means for the event. */
+
+import { tracedFetch } from '../observability/tracing.ts';
 import type { SignatureHeaders } from './signing.ts';
 
 /**
@@ -43,7 +45,7 @@ export const attemptWebhook = async (input: {
 }): Promise<AttemptOutcome> => {
   const timeout = AbortSignal.timeout(input.timeoutMs ?? ATTEMPT_TIMEOUT_MS);
   try {
-    const response = await fetch(input.url, {
+    const response = await tracedFetch('webhook POST', input.url, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',

@@ -11,6 +11,7 @@ import { clientNamed } from '../clients/clientsConfig.ts';
 import { DEFAULT_WEBHOOK_RATE_LIMIT } from '../clients/webhookRules.cjs';
 import type { RecordStateChanged } from '../events/types.ts';
 import { type WebhookEvent, webhookEventOf, webhookIdOf } from '../events/webhookEvent.ts';
+import { failSpan, inSpan } from '../observability/tracing.ts';
 import { type AttemptOutcome, attemptWebhook } from './attempt.ts';
 import type { WebhookSwitch } from './disabledWebhooks.ts';
 import type { RateLimiter } from './rateLimit.ts';
@@ -188,16 +189,30 @@ export const dispatchWebhookMessage = async (
     const wait = deps.limiter.slotFor(client, target.rateLimitPerSecond) - now();
     if (wait > 0) await (deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))))(wait);
 
-    result = await postEvent(webhookEventOf(event), webhookIdOf(event), {
-      recordId: event.recordId,
-      client,
-      target,
-      secrets: await deps.secretsOf(client),
-      rotationWindowMs: deps.rotationWindowMs,
-      timeoutMs: deps.timeoutMs,
-      now,
-      noteAttempt: deps.noteAttempt,
-    });
+    const secrets = await deps.secretsOf(client);
+    // Each post is a span of the record's trace, so its traceparent header carries the record's trace id.
+    result = await inSpan(
+      'webhook post',
+      {
+        parent: event.traceparent,
+        kind: 'producer',
+        attributes: { 'record.id': event.recordId, 'webhook.attempt': attempts, 'event.state': event.state },
+      },
+      async (span) => {
+        const posted = await postEvent(webhookEventOf(event), webhookIdOf(event), {
+          recordId: event.recordId,
+          client,
+          target,
+          secrets,
+          rotationWindowMs: deps.rotationWindowMs,
+          timeoutMs: deps.timeoutMs,
+          now,
+          noteAttempt: deps.noteAttempt,
+        });
+        if (posted.kind !== 'delivered') failSpan(span, posted.kind, posted.status);
+        return posted;
+      },
+    );
   } catch (error) {
     // No try was made (the secret unreadable): the probe's turn passes on, nothing learnt of the receiver.
     if (permit === 'probe') deps.slowReceivers?.settled(client, 'probe', true);

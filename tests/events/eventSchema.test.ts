@@ -103,7 +103,11 @@ describe('the Record state changed schema', () => {
     // Prepare
     const full: Required<RecordStateChanged> = {
       ...stateChangeOf(
-        { ...acceptedSale(), test: true },
+        {
+          ...acceptedSale(),
+          test: true,
+          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        },
         { state: 'rejected', attempts: 1, at, error: 'refused' },
       ),
       downstreamId: 'x',

@@ -152,6 +152,8 @@ describe('the worker publishes each settled outcome', () => {
       error: expect.stringContaining(`Frame number ${frame} is already registered`),
       FrameNum: frame,
       DealerId: 1234,
+      // The record's trace context, carried on to the webhook posts (contract section 8)
+      traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/),
     });
     // No personal value of the sales in anything sent to the bus.
     for (const body of bus.bodies) for (const value of personalValues) expect(body).not.toContain(value);

@@ -200,6 +200,8 @@ describe('status look-ups', () => {
       attempts: 0,
       acceptedAt: expect.any(String),
       updatedAt: expect.any(String),
+      // The record's trace (contract section 8): its request's, a new one here.
+      traceId: expect.stringMatching(/^[0-9a-f]{32}$/),
     });
     expect(new Date(view.acceptedAt).toISOString()).toBe(view.acceptedAt);
     expect(wrongKind.statusCode).toBe(404);

@@ -160,6 +160,15 @@ const responseSchemas = (): JsonObject => ({
         description: 'The record’s id in the ERP (document number) or CRM (case id), when it gave one.',
         type: 'string',
       },
+      traceId: {
+        description:
+          'The record’s W3C trace id (32 lower-case hex digits): its request’s, when the request carried a valid ' +
+          'traceparent header, else one the gateway started. Intake, each delivery attempt, the outcome, the event ' +
+          'and each webhook post (whose traceparent header carries this id) are spans of this trace. Absent only on ' +
+          'records accepted before tracing; not in the look-up by frame number.',
+        type: 'string',
+        pattern: '^[0-9a-f]{32}$',
+      },
       error: {
         description:
           'Why the downstream system refused the record (rejected), or the last failure (failed, or accepted while ' +

@@ -18,6 +18,7 @@ const VALUE_OPTIONS = [
   'region',
   'id',
   'mode',
+  'trace',
 ] as const;
 const FLAG_OPTIONS = ['counts', 'json', 'show-personal', 'progress', 'help'] as const;
 
@@ -73,6 +74,11 @@ export const parseRecordsArgs = (argv: string[], env: NodeJS.ProcessEnv = proces
   const filters = (
     ['status', 'older-than', 'kind', 'client', 'dealer', 'frame', 'limit', 'mode'] as const
   ).filter((option) => values[option] !== undefined);
+  if (values.trace !== undefined) {
+    if (values.id !== undefined || filters.length > 0 || values.counts || values.stage !== undefined)
+      throw new UsageError('--trace <recordId|traceId> stands alone: it reads the spans npm start kept');
+    return { ...parseRecordsArgs([], env), mode: 'trace', trace: values.trace, json: values.json ?? false };
+  }
   const mode = values.id !== undefined ? 'one' : values.counts ? 'counts' : 'list';
   if (mode === 'one' && (filters.length > 0 || values.counts))
     throw new UsageError(

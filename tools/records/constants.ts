@@ -29,4 +29,5 @@ export const USAGE = `usage:
                      [--limit N]
                      [--progress] [--stage <stage> [--region <region>]]
   npm run records -- <id> [--json] [--show-personal | --stage <stage> [--region <region>]]
+  npm run records -- --trace <recordId|traceId> [--json]   (the trace npm start kept, as a waterfall)
 Without --stage it reads the running npm start; --json writes one JSON object a line (NDJSON).`;

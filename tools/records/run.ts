@@ -1,5 +1,8 @@
+import { traceIdOf } from '../../lib/observability/traceContext.ts';
 import { OPERATOR_ATTRIBUTES } from '../../lib/store/operatorAttributes.ts';
 import { readStatusRecord } from '../../lib/store/statusIndex.ts';
+import { defaultDataDir } from '../../local/project.ts';
+import { tracesFile } from '../../local/traceReceiver.ts';
 import { parseRecordsArgs } from './args.ts';
 import { USAGE } from './constants.ts';
 import { NoServiceError, RecordNotFoundError, UsageError } from './errors.ts';
@@ -8,6 +11,7 @@ import { countedHolds } from './holds.ts';
 import { isConfigured, unconfiguredNote, unknownClient } from './knownClients.ts';
 import { countRecords, listRecords } from './list.ts';
 import { awsSource, localSource, type RecordsSource } from './source.ts';
+import { readKeptSpans, spansOfTrace, waterfall } from './trace.ts';
 import type { RecordRow, RecordsOptions } from './types.ts';
 
 /** Where the script writes: stdout for results, stderr for messages and the progress line. */
@@ -93,6 +97,27 @@ const one = async (options: RecordsOptions, source: RecordsSource, output: Recor
   output.out(options.json ? `${JSON.stringify(shown)}\n` : `${recordView(shown)}\n`);
 };
 
+const trace = async (
+  options: RecordsOptions,
+  source: RecordsSource,
+  output: RecordsOutput,
+  env: NodeJS.ProcessEnv,
+) => {
+  const id = options.trace as string;
+  // A record id names its trace (the traceparent its status record keeps); anything else is taken as a trace id.
+  const status = await readStatusRecord(id, { reader: source.reader }).catch(() => undefined);
+  const traceId = traceIdOf(status?.traceparent) ?? id.toLowerCase();
+  const file = tracesFile(env.DATA_DIR ? env.DATA_DIR : defaultDataDir());
+  const entries = spansOfTrace(await readKeptSpans(file), traceId);
+  if (entries.length === 0) throw new RecordNotFoundError(`no spans of trace ${traceId} in ${file}`);
+  if (options.json) {
+    output.out(entries.map(({ span }) => `${JSON.stringify(span)}\n`).join(''));
+    return;
+  }
+  const about = status ? ` (record ${status.id}, ${status.status})` : '';
+  output.out(`trace ${traceId}${about}\n${waterfall(entries)}\n`);
+};
+
 /**
  * `npm run records`: parses the arguments, reads the running `npm start` or an AWS stage, writes the listing, the
  * counts or one record. Never throws.
@@ -114,9 +139,9 @@ export const runRecords = async (
       return 0;
     }
     source = options.stage === undefined ? await localSource(env) : awsSource(options.stage, options.region);
-    const act = { list, counts, one }[options.mode];
+    const act = { list, counts, one, trace }[options.mode];
     try {
-      await act(options, source, output);
+      await act(options, source, output, env);
     } catch (error) {
       if ((error as Error)?.name === 'ResourceNotFoundException')
         throw new NoServiceError(`${source.where}: no such table (or index): check --stage and --region`);

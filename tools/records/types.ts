@@ -5,7 +5,9 @@ import type { RecordKind } from '../../lib/types.ts';
 /** What `npm run records` was asked to do, as parsed from its arguments (tools/records/args.ts). */
 export interface RecordsOptions {
   /** A listing, counts by state, or one record in full. */
-  mode: 'list' | 'counts' | 'one';
+  mode: 'list' | 'counts' | 'one' | 'trace';
+  /** With mode `trace`: a record id or a trace id, whose trace npm start kept is drawn. */
+  trace?: string;
   /** With mode `one`: the record's id. */
   id?: string;
   /** The states listed or counted: every state unless --status named one. */

@@ -1,3 +1,4 @@
+import { tracedFetch } from '../../observability/tracing.ts';
 import { describeFetchError } from '../fetchError.ts';
 import { type ApiUsage, parseApiUsage } from './apiUsage.ts';
 import type { AccessToken, PatchAnswer } from './types.ts';
@@ -16,7 +17,7 @@ export const patchJson = async (
   timeoutMs: number,
 ): Promise<{ answer: PatchAnswer; usage?: ApiUsage }> => {
   try {
-    const response = await fetch(url, {
+    const response = await tracedFetch('Salesforce PATCH', url, {
       method: 'PATCH',
       headers: {
         Authorization: `Bearer ${token.accessToken}`,

@@ -1,4 +1,5 @@
 import { isObject, parseJsonOrUndefined } from '../../json.ts';
+import { tracedFetch } from '../../observability/tracing.ts';
 import { describeFetchError } from '../fetchError.ts';
 import type { TokenResult } from './types.ts';
 
@@ -20,7 +21,7 @@ export async function requestAccessToken(
   timeoutMs: number,
 ): Promise<TokenResult> {
   try {
-    const response = await fetch(`${trimSlash(baseUrl)}/services/oauth2/token`, {
+    const response = await tracedFetch('Salesforce token', `${trimSlash(baseUrl)}/services/oauth2/token`, {
       method: 'POST',
       headers: { Accept: 'application/json' },
       body: new URLSearchParams({

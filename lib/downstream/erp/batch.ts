@@ -1,4 +1,5 @@
 import { isObject, parseJsonOrUndefined } from '../../json.ts';
+import { tracedFetch } from '../../observability/tracing.ts';
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
 import { type PersonalValue, safeErrorText } from '../../privacy/redaction.ts';
 import type { SalesRegistration } from '../../types.ts';
@@ -41,7 +42,7 @@ const postBatch = async (
   request: BatchRequest,
 ): Promise<BatchCallAnswer> => {
   try {
-    const response = await fetch(context.batchUrl, {
+    const response = await tracedFetch('SAP $batch', context.batchUrl, {
       method: 'POST',
       headers: {
         Authorization: context.authorization,

@@ -1,3 +1,4 @@
+import { tracedFetch } from '../../observability/tracing.ts';
 import { personalValuesOf } from '../../privacy/fieldClassification.ts';
 import { describeFetchError } from '../fetchError.ts';
 import { type DeliveryOutcome, distinctItems, singleCall } from '../types.ts';
@@ -31,7 +32,7 @@ export function createErpClient(config: ErpConfig): ErpClient {
 
   const post = async (session: CsrfSession, body: string): Promise<PostAnswer> => {
     try {
-      const response = await fetch(entitySet, {
+      const response = await tracedFetch('SAP POST', entitySet, {
         method: 'POST',
         headers: {
           Authorization: authorization,

@@ -1,3 +1,4 @@
+import { tracedFetch } from '../../observability/tracing.ts';
 import { describeFetchError } from '../fetchError.ts';
 import { storeCookies } from './cookies.ts';
 import type { CsrfResult } from './types.ts';
@@ -16,7 +17,7 @@ export async function fetchCsrfSession(
   timeoutMs: number,
 ): Promise<CsrfResult> {
   try {
-    const response = await fetch(serviceRoot, {
+    const response = await tracedFetch('SAP CSRF token', serviceRoot, {
       method: 'GET',
       headers: { Authorization: authorization, 'X-CSRF-Token': 'Fetch', Accept: 'application/json' },
       // A redirect here is a login page or a misconfigured URL, never the service document.
