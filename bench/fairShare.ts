@@ -1,5 +1,3 @@
-import { setTimeout as pause } from 'node:timers/promises';
-import { quantile } from '../testkit/quantile.ts';
 /**
  * Fair share between clients (docs/behaviour.md#batching): a quiet client's delivery time while another client's
  * backlog drains, each figure beside its baseline measured in the same run. Sales registrations to the SAP sandbox through
@@ -19,7 +17,9 @@ import { quantile } from '../testkit/quantile.ts';
  *
  *   node bench/fairShare.ts [10000]   # prints the JSON result
  */
+import { setTimeout as pause } from 'node:timers/promises';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { quantile } from '../testkit/quantile.ts';
 import { inDeliveryStack } from './deliveryStack.ts';
 import type { DeployedEventSource } from './deployedDelivery.ts';
 import { benchDir } from './proc.ts';
