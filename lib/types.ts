@@ -3,6 +3,18 @@
 /** The two kinds of record the service accepts; each has its own queue and downstream system. */
 export type RecordKind = 'salesRegistration' | 'caseRecord';
 
+/** Every kind of record, in one list (the stores' and the reconciler's passes go through them). */
+export const RECORD_KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
+
+/** A downstream system: SAP (`erp`) or Salesforce (`crm`). */
+export type Downstream = 'erp' | 'crm';
+
+/** The downstream each kind of record goes to: the one map of it. */
+export const DOWNSTREAM_OF_KIND: Readonly<Record<RecordKind, Downstream>> = {
+  salesRegistration: 'erp',
+  caseRecord: 'crm',
+};
+
 /** A sales registration after validation and normalisation (API field names kept). */
 export interface SalesRegistration {
   DealerId: number;

@@ -2,7 +2,6 @@ import { clientsConfig } from '../clients/clientsConfig.ts';
 import { statusKeyOf } from '../records/keys.ts';
 import type { RecordStatus } from '../records/types.ts';
 import {
-  RECORD_KINDS,
   RECORD_STATUSES,
   type StatusIndexEntry,
   type StatusQueryOptions,
@@ -10,6 +9,7 @@ import {
 } from '../store/statusIndex.ts';
 import type { Item } from '../store/table.ts';
 import type { RecordKind } from '../types.ts';
+import { RECORD_KINDS } from '../types.ts';
 import type { ListPosition } from './listCursor.ts';
 import type { ListFilters } from './listFilters.ts';
 import { type ConsoleRow, isTestClient, rowOf, STORE_KIND } from './rows.ts';

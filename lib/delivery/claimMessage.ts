@@ -2,6 +2,7 @@ import { messageBody } from '../queue/sendRecords.ts';
 import type { StatusRecord } from '../records/types.ts';
 import { queueUrlFor } from '../settings/settings.ts';
 import { claimRecord } from '../store/statusUpdates.ts';
+import type { Downstream } from '../types.ts';
 import { sendToDeadLetterQueue } from './deadLetters.ts';
 import { DeliveryRetryLaterError } from './errors.ts';
 import { deadLettered } from './isolation.ts';
@@ -28,7 +29,7 @@ const secondsUntil = (iso: string, now: Date) =>
  */
 export const claimMessage = async (
   read: ReadMessage,
-  downstream: 'erp' | 'crm',
+  downstream: Downstream,
   batch: BatchContext,
   claimedAt: Date,
   leaseUntil: string,

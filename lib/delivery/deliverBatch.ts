@@ -15,6 +15,7 @@ import { type DownstreamHolds, downstreamHolds } from '../outage/hold.ts';
 import type { DeliveryPermit, HoldState } from '../outage/types.ts';
 import { dueAfter } from '../records/due.ts';
 import { outageSettings } from '../settings/settings.ts';
+import type { Downstream } from '../types.ts';
 import { type ClaimedMessage, claimMessage } from './claimMessage.ts';
 import { type DownstreamCaller, downstreamOf } from './downstreams.ts';
 import { DeliveryHeldError, DeliveryRetryLaterError } from './errors.ts';
@@ -106,7 +107,7 @@ const waitingOn = (
 const holdBack = async (
   reads: readonly ReadMessage[],
   permit: Extract<DeliveryPermit, { deliver: false }>,
-  downstream: 'erp' | 'crm',
+  downstream: Downstream,
   batch: BatchContext,
   now: Date,
   probeSeconds: number,
@@ -130,7 +131,7 @@ const holdBack = async (
 /** Messages whose calls were not made (an earlier call failed whole) go back unclaimed after the first backoff. */
 const handBack = async (
   reads: readonly ReadMessage[],
-  downstream: 'erp' | 'crm',
+  downstream: Downstream,
   batch: BatchContext,
 ): Promise<MessageResult[]> => {
   const delaySeconds = retryDelaySeconds(1, batch.settings.retryBaseSeconds);
@@ -149,7 +150,7 @@ const handBack = async (
 
 /** What one batch's delivery to one downstream shares between its calls. */
 interface Delivery {
-  downstream: 'erp' | 'crm';
+  downstream: Downstream;
   /** `test`: test records, answered by the simulators (docs/API.md, "Test mode"). */
   mode: DeliveryMode;
   caller: DownstreamCaller;
@@ -168,7 +169,7 @@ interface Delivery {
  */
 const deliverToOneDownstream = async (
   reads: readonly ReadMessage[],
-  downstream: 'erp' | 'crm',
+  downstream: Downstream,
   mode: 'live' | 'test',
   batch: BatchContext,
 ): Promise<MessageResult[]> => {
@@ -480,7 +481,7 @@ export const deliverMessages = async (
     }
   });
   for (const [group, members] of groups) {
-    const [downstream, mode] = group.split(' ') as ['erp' | 'crm', 'live' | 'test'];
+    const [downstream, mode] = group.split(' ') as [Downstream, 'live' | 'test'];
     const settled = await deliverToOneDownstream(
       members.map(({ read }) => read),
       downstream,

@@ -17,7 +17,13 @@ import type { StatusRecord } from '../records/types.ts';
 import { environment, resetSettings } from '../settings/environment.ts';
 import { simulateSalesforceCall } from '../simulators/salesforceSimulator.ts';
 import { simulateSapCall } from '../simulators/sapSimulator.ts';
-import type { CaseRecord, RecordKind, SalesRegistration } from '../types.ts';
+import {
+  type CaseRecord,
+  DOWNSTREAM_OF_KIND,
+  type Downstream,
+  type RecordKind,
+  type SalesRegistration,
+} from '../types.ts';
 import { readSecrets } from './secrets.ts';
 
 /**
@@ -58,8 +64,7 @@ export const resetDownstreamClients = (): void => {
 };
 
 /** Which downstream system a kind of record goes to, for logs and metrics. */
-export const downstreamOf = (kind: RecordKind): 'erp' | 'crm' =>
-  kind === 'salesRegistration' ? 'erp' : 'crm';
+export const downstreamOf = (kind: RecordKind): Downstream => DOWNSTREAM_OF_KIND[kind];
 
 const erpCaller = (client: ErpClient): DownstreamCaller => ({
   callSize: client.callSize,
@@ -85,7 +90,7 @@ const crmCaller = (client: CrmClient): DownstreamCaller => ({
  * const sap = await downstreamCaller('erp');
  * const { outcomes, failedWhole } = await sap.call(claimed.slice(0, sap.callSize));
  */
-export const downstreamCaller = async (downstream: 'erp' | 'crm'): Promise<DownstreamCaller> => {
+export const downstreamCaller = async (downstream: Downstream): Promise<DownstreamCaller> => {
   if (downstream === 'erp') {
     const { ERP_PASSWORD: secret = '' } = await readSecrets(['ERP_PASSWORD']);
     if (erp?.secret !== secret) {
@@ -114,7 +119,7 @@ let simulated: { erp?: DownstreamCaller; crm?: DownstreamCaller } = {};
  * const sap = simulatorCaller('erp');
  * const { outcomes } = await sap.call(claimed); // no HTTP request made
  */
-export const simulatorCaller = (downstream: 'erp' | 'crm'): DownstreamCaller => {
+export const simulatorCaller = (downstream: Downstream): DownstreamCaller => {
   if (downstream === 'erp') {
     simulated.erp ??= {
       callSize: erpBatchSizeFrom(environment()),

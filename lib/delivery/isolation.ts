@@ -10,6 +10,7 @@
  */
 import type { DownstreamHolds } from '../outage/hold.ts';
 import type { StatusRecord } from '../records/types.ts';
+import type { Downstream } from '../types.ts';
 import { type DownstreamCaller, downstreamCaller, simulatorCaller } from './downstreams.ts';
 import type { DeliveryMode } from './openIsolation.ts';
 
@@ -35,7 +36,7 @@ const NEVER_HELD: DownstreamHolds = {
  * @example
  * const caller = await callerFor('erp', 'test'); // the SAP simulator: no request leaves the worker
  */
-export const callerFor = (downstream: 'erp' | 'crm', mode: DeliveryMode): Promise<DownstreamCaller> =>
+export const callerFor = (downstream: Downstream, mode: DeliveryMode): Promise<DownstreamCaller> =>
   mode === 'test' ? Promise.resolve().then(() => simulatorCaller(downstream)) : downstreamCaller(downstream);
 
 /**

@@ -8,7 +8,7 @@ import type { DownstreamHolds } from '../outage/hold.ts';
 import { readQueuedRecord } from '../queue/queuedRecord.ts';
 import type { DeliverySettings, OutageSettings } from '../settings/settings.ts';
 import { queueUrlFor } from '../settings/settings.ts';
-import type { QueuedRecord } from '../types.ts';
+import type { Downstream, QueuedRecord } from '../types.ts';
 import { MalformedMessageError } from './errors.ts';
 
 /**
@@ -71,7 +71,7 @@ export const recordTraceparent = (
 ): string | undefined => sqsRecord.messageAttributes?.[TRACEPARENT]?.stringValue ?? status?.traceparent;
 
 /** Keys on every log line of a message's record (not a child logger per record: that costs a Console each). */
-export const keysOf = ({ message }: ReadMessage, downstream: 'erp' | 'crm') => ({
+export const keysOf = ({ message }: ReadMessage, downstream: Downstream) => ({
   correlationId: message.requestId,
   recordId: message.id,
   downstream,

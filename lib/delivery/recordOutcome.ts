@@ -8,6 +8,7 @@ import { dueAfter } from '../records/due.ts';
 import { type StoryEntry, statusNamedIn } from '../records/story.ts';
 import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
 import { type AttemptOutcome, recordAttempt } from '../store/statusUpdates.ts';
+import type { Downstream } from '../types.ts';
 import type { ClaimedMessage } from './claimMessage.ts';
 import { sendToDeadLetterQueue } from './deadLetters.ts';
 import { DeliveryHeldError, DeliveryRetryLaterError } from './errors.ts';
@@ -48,7 +49,7 @@ export interface OutcomeContext {
  */
 const storyOf = (
   outcome: DeliveryOutcome,
-  downstream: 'erp' | 'crm',
+  downstream: Downstream,
   context: OutcomeContext,
   returnTry: boolean,
 ): StoryEntry[] => {
@@ -108,7 +109,7 @@ export const callFailuresSince = (
 export const recordOutcome = async (
   claimed: ClaimedMessage,
   outcome: DeliveryOutcome,
-  downstream: 'erp' | 'crm',
+  downstream: Downstream,
   batch: BatchContext,
   context: OutcomeContext,
 ): Promise<void> => {

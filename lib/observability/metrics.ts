@@ -1,4 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Downstream } from '../types.ts';
 
 /** Powertools Metrics (CloudWatch embedded metric format); dimension `downstream` is `erp` or `crm`. */
 export const metrics = new Metrics({
@@ -17,7 +18,7 @@ export type MetricName = 'accepted' | 'delivered' | 'rejected' | 'failed' | 'ret
  */
 export const countRecords = (
   name: MetricName,
-  downstream: 'erp' | 'crm',
+  downstream: Downstream,
   count: number,
   mode: 'live' | 'test' = 'live',
 ): void => {
@@ -36,7 +37,7 @@ export const countRecords = (
  * @example
  * reportDownstreamHeld('erp', true);
  */
-export const reportDownstreamHeld = (downstream: 'erp' | 'crm', held: boolean): void => {
+export const reportDownstreamHeld = (downstream: Downstream, held: boolean): void => {
   const single = metrics.singleMetric();
   single.addDimension('downstream', downstream);
   single.addMetric('downstreamHeld', MetricUnit.Count, held ? 1 : 0);
@@ -58,7 +59,7 @@ export class OutcomeTally {
   #counts = new Map<string, number>();
   #latencies = new Map<string, number[]>();
 
-  add(name: MetricName, downstream: 'erp' | 'crm', latencyMs?: number, mode: 'live' | 'test' = 'live'): void {
+  add(name: MetricName, downstream: Downstream, latencyMs?: number, mode: 'live' | 'test' = 'live'): void {
     const line = `${mode}|${downstream}`;
     const key = `${line}|${name}`;
     this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);

@@ -1,4 +1,3 @@
-import type { RecordKind } from '../types.ts';
 import type { Downstream } from './types.ts';
 
 /** The downstreams that can be held, in the order reports list them. */
@@ -24,8 +23,4 @@ export const MAX_WRITE_ROUNDS = 5;
  */
 export const FAULTLESS_CHANCE_BOUND = 1e-6;
 
-/** The downstream each kind of record goes to (as lib/delivery/downstreams.ts, without the clients it loads). */
-export const DOWNSTREAM_OF_KIND: Readonly<Record<RecordKind, Downstream>> = {
-  salesRegistration: 'erp',
-  caseRecord: 'crm',
-};
+export { DOWNSTREAM_OF_KIND } from '../types.ts';

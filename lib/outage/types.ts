@@ -1,7 +1,8 @@
 /** Types of the downstream hold (docs/behaviour.md#outages-and-holds). */
 
-/** A downstream system the worker delivers to. */
-export type Downstream = 'erp' | 'crm';
+export type { Downstream } from '../types.ts';
+
+import type { Downstream } from '../types.ts';
 
 /** Why a downstream is held: it failed for every record tried, or the org's API allowance is nearly spent. */
 export type HoldReason = 'outage' | 'api-usage';

@@ -13,7 +13,7 @@ import { eventBusName, recordsTable } from '../settings/settings.ts';
 import { type DueIndex, dueIds } from '../store/sparseIndex.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
 import { conditionally } from '../store/table.ts';
-import type { RecordKind } from '../types.ts';
+import { RECORD_KINDS, type RecordKind } from '../types.ts';
 
 /** The sparse index of records with events in their outbox: `eventsKind`, sorted by `eventsDueAt`. Keys only. */
 export const EVENTS_INDEX = 'events';
@@ -170,7 +170,7 @@ export const publishDueEvents = async (
   const dueBefore = (options.now ?? new Date()).toISOString();
   const result: DueEventsResult = { published: 0, unpublished: 0 };
   let left = options.limit ?? DUE_EVENTS_LIMIT;
-  for (const kind of options.kinds ?? (['salesRegistration', 'caseRecord'] as const)) {
+  for (const kind of options.kinds ?? RECORD_KINDS) {
     const pages = dueIds(EVENTS, kind, { dueBefore, pageSize: options.pageSize, limit: left });
     for await (const ids of pages) {
       left -= ids.length;

@@ -1,7 +1,5 @@
 import type { StatusRecord } from '../records/types.ts';
-import type { QueuedRecord, RecordKind } from '../types.ts';
-
-const KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
+import { type QueuedRecord, RECORD_KINDS, type RecordKind } from '../types.ts';
 
 /**
  * The message that queues a stored record: its id, kind, request id and owner (the client, which sendRecords also
@@ -38,7 +36,7 @@ export const readQueuedRecord = (body: string): QueuedRecord | undefined => {
     return undefined;
   }
   const { id, kind, requestId, owner, test } = message;
-  if (typeof id !== 'string' || id === '' || !KINDS.includes(kind as RecordKind)) return undefined;
+  if (typeof id !== 'string' || id === '' || !RECORD_KINDS.includes(kind as RecordKind)) return undefined;
   return {
     id,
     kind: kind as RecordKind,

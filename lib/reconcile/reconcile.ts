@@ -18,10 +18,8 @@ import {
 } from '../settings/settings.ts';
 import { openRecordIds, postponeDue, undoPostpone } from '../store/openRecords.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
-import type { RecordKind } from '../types.ts';
+import { RECORD_KINDS, type RecordKind } from '../types.ts';
 import { requeueDelaySeconds } from './requeueDelay.ts';
-
-const KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
 
 /** The hold of each downstream as the run read it (lib/outage: the hold items, one BatchGetItem). */
 export type RunHolds = Record<Downstream, Pick<HoldRecord, 'held' | 'heldSince' | 'probeAt' | 'closedAt'>>;
@@ -325,7 +323,7 @@ export const reconcileOpenRecords = async (options: ReconcileOptions = {}): Prom
     everyOpenRecord || !partition.held
       ? { mode: 'open' }
       : passOf(holds[DOWNSTREAM_OF_KIND[kind]], now, settings, probeSeconds);
-  for (const kind of options.kinds ?? KINDS) {
+  for (const kind of options.kinds ?? RECORD_KINDS) {
     // The kind's limit, live records first: test records never take a place a live record needs.
     let queuedForKind = 0;
     let deferred = false;

@@ -18,7 +18,9 @@ export const WEBHOOK_STORY_LIMIT = 20;
 /** The longest message kept in an entry (the record's `error` keeps the whole text). */
 const MESSAGE_LIMIT = 200;
 
-export type Downstream = 'erp' | 'crm';
+export type { Downstream } from '../types.ts';
+
+import type { Downstream } from '../types.ts';
 
 /** One entry of a record's story, as the console's timeline shows it. */
 export type StoryEntry =

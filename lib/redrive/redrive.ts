@@ -13,10 +13,11 @@ import { dueAfter } from '../records/due.ts';
 import type { StatusRecord } from '../records/types.ts';
 import { queueUrlFor, reconcileSettings } from '../settings/settings.ts';
 import { OPERATOR_ATTRIBUTES } from '../store/operatorAttributes.ts';
-import { RECORD_KINDS, statusRecordsIn } from '../store/statusIndex.ts';
+import { statusRecordsIn } from '../store/statusIndex.ts';
 import { getStatusRecord, getStatusRecords } from '../store/statusRecords.ts';
 import { reopenFailedRecord } from '../store/statusUpdates.ts';
 import type { RecordKind } from '../types.ts';
+import { RECORD_KINDS } from '../types.ts';
 
 /** Reopened records are due for the reconciler this long after the redrive, unless their message comes back first. */
 const reopenDue = (at: Date) => dueAfter(at, reconcileSettings().reconcileAfterSeconds);

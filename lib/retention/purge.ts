@@ -8,7 +8,7 @@ import { recordsTable } from '../settings/settings.ts';
 import { type DueIndex, dueIds } from '../store/sparseIndex.ts';
 import { getStatusRecords } from '../store/statusRecords.ts';
 import { conditionally } from '../store/table.ts';
-import type { RecordKind } from '../types.ts';
+import { RECORD_KINDS, type RecordKind } from '../types.ts';
 import { withoutPersonalData } from './personalFields.ts';
 import { type PurgedParts, withoutPersonalValues } from './withoutPersonalValues.ts';
 
@@ -18,8 +18,6 @@ import { type PurgedParts, withoutPersonalValues } from './withoutPersonalValues
  * `purgeAt` (ISO time). Keys only: the purge reads the records themselves, consistently.
  */
 export const PURGE_INDEX = 'purge';
-
-const KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
 
 /** Records purged in one run at most (the rest wait for the next run, a minute later on AWS). */
 export const DEFAULT_PURGE_LIMIT = 500;
@@ -119,7 +117,7 @@ export const purgePersonalData = async (options: PurgeOptions = {}): Promise<Pur
   const limit = options.limit ?? DEFAULT_PURGE_LIMIT;
   const result: PurgeResult = { purged: { salesRegistration: 0, caseRecord: 0 }, skipped: 0, limited: false };
   let left = limit;
-  for (const kind of options.kinds ?? KINDS) {
+  for (const kind of options.kinds ?? RECORD_KINDS) {
     if (left <= 0) break;
     const ids = await dueForPurge(kind, nowIso, left);
     left -= ids.length;

@@ -32,9 +32,6 @@ export const STATUS_INDEX = 'status';
 /** Every state a record can be in, in the order of its life. */
 export const RECORD_STATUSES: readonly RecordStatus[] = ['accepted', 'delivered', 'rejected', 'failed'];
 
-/** Every kind of record. */
-export const RECORD_KINDS: readonly RecordKind[] = ['salesRegistration', 'caseRecord'];
-
 /** The attributes of a listing's row ({@link StatusIndexEntry}), as a listing names them in its reads. */
 const ENTRY_ATTRIBUTES = [
   'id',

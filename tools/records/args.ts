@@ -1,6 +1,7 @@
 import type { ClientMode } from '../../lib/clients/types.ts';
 import type { RecordStatus } from '../../lib/records/types.ts';
-import { RECORD_KINDS, RECORD_STATUSES } from '../../lib/store/statusIndex.ts';
+import { RECORD_STATUSES } from '../../lib/store/statusIndex.ts';
+import { RECORD_KINDS } from '../../lib/types.ts';
 import { parseCommandLine } from '../cli/commandLine.ts';
 import { CLIENT_MODES, DEFAULT_REGION, KIND_NAMES } from './constants.ts';
 import { UsageError } from './errors.ts';

@@ -2,7 +2,8 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { jsonResponse } from '../../http/responses.ts';
 import { openKindOf } from '../../records/keys.ts';
 import { countOpen } from '../../store/openRecords.ts';
-import { RECORD_KINDS, statusPage } from '../../store/statusIndex.ts';
+import { statusPage } from '../../store/statusIndex.ts';
+import { RECORD_KINDS } from '../../types.ts';
 import { activitySource } from './activitySource.ts';
 import type { ActivitySource } from './hours.ts';
 

@@ -1,15 +1,10 @@
 import type { RecordStatus } from '../../records/types.ts';
 import { recordsByStatus } from '../../store/statusIndex.ts';
-import type { RecordKind } from '../../types.ts';
+import { DOWNSTREAM_OF_KIND, type Downstream, RECORD_KINDS } from '../../types.ts';
 import { type ActivityHour, type ActivitySource, emptyHours, lastDayHours } from './hours.ts';
 
 /** Index entries read at most for one answer: npm start's store, not a production table. */
 const MAX_ENTRIES = 200_000;
-
-const DOWNSTREAM_OF: Readonly<Record<RecordKind, 'erp' | 'crm'>> = {
-  salesRegistration: 'erp',
-  caseRecord: 'crm',
-};
 
 /**
  * The hours counted from the records table (npm start has no CloudWatch): every record accepted in the last 24
@@ -21,20 +16,19 @@ export const storeActivity: ActivitySource = {
   async hours(now) {
     const hours = emptyHours(now);
     const first = lastDayHours(now)[0];
-    const slot = (downstream: 'erp' | 'crm', at: string): ActivityHour | undefined => {
+    const slot = (downstream: Downstream, at: string): ActivityHour | undefined => {
       const index = Math.floor((Date.parse(at) - first) / 3_600_000);
       return index >= 0 && index < 24 ? hours[(downstream === 'erp' ? 0 : 24) + index] : undefined;
     };
     let read = 0;
-    const kinds: RecordKind[] = ['salesRegistration', 'caseRecord'];
     const statuses: RecordStatus[] = ['accepted', 'delivered', 'rejected', 'failed'];
     await Promise.all(
-      kinds.flatMap((kind) =>
+      RECORD_KINDS.flatMap((kind) =>
         statuses.map(async (status) => {
           const from = new Date(first).toISOString();
           for await (const page of recordsByStatus(kind, status, { acceptedFrom: from, pageSize: 1_000 })) {
             for (const entry of page) {
-              const downstream = DOWNSTREAM_OF[entry.kind];
+              const downstream = DOWNSTREAM_OF_KIND[entry.kind];
               const accepted = slot(downstream, entry.acceptedAt);
               if (accepted) accepted.accepted++;
               if (status === 'delivered' || status === 'failed') {
