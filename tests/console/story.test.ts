@@ -8,7 +8,6 @@
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyResult, SQSEvent, SQSRecord } from 'aws-lambda';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +40,7 @@ import { deliverRecord } from '../../testkit/deliverRecord.ts';
 import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
 import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
 import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { receivedSqsRecord } from '../../testkit/factories/sqsRecords.ts';
 import { acceptedCase } from '../../testkit/factories/statusRecords.ts';
 import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import { seedStatusRecords } from '../../testkit/seedStatus.ts';
@@ -136,21 +136,7 @@ const acceptedSale = async () => {
     lambdaContext(),
   );
   expect(response.statusCode).toBe(200);
-  const out = await aws.sqs.send(
-    new ReceiveMessageCommand({
-      QueueUrl: aws.resources.queues.SalesRegistrationQueue.url,
-      MaxNumberOfMessages: 1,
-      VisibilityTimeout: 60,
-    }),
-  );
-  const [message] = out.Messages ?? [];
-  const sqsRecord = {
-    messageId: message.MessageId ?? '',
-    receiptHandle: message.ReceiptHandle ?? '',
-    body: message.Body ?? '',
-    attributes: { ApproximateReceiveCount: '1' },
-    eventSourceARN: 'arn:aws:sqs:eu-west-1:000000000000:sales',
-  } as unknown as SQSRecord;
+  const sqsRecord = await receivedSqsRecord(aws.sqs, aws.resources.queues.SalesRegistrationQueue.url);
   return { id: parseQueuedRecord(sqsRecord.body).id, sqsRecord };
 };
 

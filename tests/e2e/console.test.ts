@@ -41,6 +41,29 @@ const printedUser = (email: string) => {
 const signIn = async (email: string, password: string, issuer: string) =>
   signInToConsole({ issuer, clientId: 'dealer-gateway-console', apiUrl: service.url, email, password });
 
+/** Posts one sale over HTTP as example-dealer; its record id. */
+const postSale = async (frame: string): Promise<string> => {
+  const accepted = await fetch(`${service.url}/erp/sales_registration`, {
+    method: 'POST',
+    headers: { 'x-api-key': service.keys['example-dealer'], 'content-type': 'application/json' },
+    body: JSON.stringify([
+      {
+        DealerId: 1234,
+        FrameNum: frame,
+        SaleDate: '2026-11-20',
+        Name: 'Sample',
+        Name2: 'Alex',
+        Street: '1 Sample Street',
+        email: 'alex@example.com',
+        Phone: '+61 400 000 000',
+        CommPriv: 'P',
+      },
+    ]),
+  });
+  const [{ id }] = ((await accepted.json()) as { registrations: { id: string }[] }).registrations;
+  return id;
+};
+
 describe('the console under npm start', () => {
   it('prints one line per development user with its email and password, and signs each in to the console API', async () => {
     // Prepare
@@ -91,24 +114,7 @@ describe('the console under npm start', () => {
   it('answers every list under npm start: a sale found by its frame number, the activity counted from the store', async () => {
     // Prepare: a sale accepted over HTTP, and a support user signed in.
     const frame = `E2ELIST${Date.now().toString(36).toUpperCase()}`;
-    const accepted = await fetch(`${service.url}/erp/sales_registration`, {
-      method: 'POST',
-      headers: { 'x-api-key': service.keys['example-dealer'], 'content-type': 'application/json' },
-      body: JSON.stringify([
-        {
-          DealerId: 1234,
-          FrameNum: frame,
-          SaleDate: '2026-11-20',
-          Name: 'Sample',
-          Name2: 'Alex',
-          Street: '1 Sample Street',
-          email: 'alex@example.com',
-          Phone: '+61 400 000 000',
-          CommPriv: 'P',
-        },
-      ]),
-    });
-    const [{ id }] = ((await accepted.json()) as { registrations: { id: string }[] }).registrations;
+    const id = await postSale(frame);
     const issuer = /^\[local\] console sign-in provider: (\S+)$/m.exec(service.output())?.[1] ?? '';
     const support = printedUser('support@example.com');
     const { idToken } = (await signIn('support@example.com', support?.password ?? '', issuer)) as SignedIn;
@@ -140,24 +146,7 @@ interface Received {
 describe('resending a webhook under npm start', () => {
   it("sends a delivered sale's event again with the same webhook-id, for an operator (console and tool), never for support", async () => {
     // Prepare: a sale delivered and its webhook received; a support user and an operator signed in.
-    const accepted = await fetch(`${service.url}/erp/sales_registration`, {
-      method: 'POST',
-      headers: { 'x-api-key': service.keys['example-dealer'], 'content-type': 'application/json' },
-      body: JSON.stringify([
-        {
-          DealerId: 1234,
-          FrameNum: `E2ERSND${Date.now().toString(36).toUpperCase()}`,
-          SaleDate: '2026-11-20',
-          Name: 'Sample',
-          Name2: 'Alex',
-          Street: '1 Sample Street',
-          email: 'alex@example.com',
-          Phone: '+61 400 000 000',
-          CommPriv: 'P',
-        },
-      ]),
-    });
-    const [{ id }] = ((await accepted.json()) as { registrations: { id: string }[] }).registrations;
+    const id = await postSale(`E2ERSND${Date.now().toString(36).toUpperCase()}`);
     const runner = JSON.parse(await readFile(join(dir, 'runner.json'), 'utf8')) as {
       webhookReceiverUrl: string;
     };

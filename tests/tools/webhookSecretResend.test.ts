@@ -9,8 +9,6 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import type { SQSRecord } from 'aws-lambda';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as salesHandler } from '../../functions/salesRegistration.ts';
@@ -26,6 +24,7 @@ import { deliverRecord } from '../../testkit/deliverRecord.ts';
 import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
 import { jsonPost, lambdaContext } from '../../testkit/factories/apiGateway.ts';
 import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { receivedSqsRecord } from '../../testkit/factories/sqsRecords.ts';
 import { isolatedAws } from '../../testkit/isolatedAws.ts';
 import { runWebhookSecret } from '../../tools/webhookSecret/run.ts';
 
@@ -75,21 +74,7 @@ beforeAll(async () => {
     lambdaContext(),
   );
   expect(accepted.statusCode).toBe(200);
-  const out = await aws.sqs.send(
-    new ReceiveMessageCommand({
-      QueueUrl: aws.resources.queues.SalesRegistrationQueue.url,
-      MaxNumberOfMessages: 1,
-      VisibilityTimeout: 60,
-    }),
-  );
-  const [message] = out.Messages ?? [];
-  const sqsRecord = {
-    messageId: message.MessageId ?? '',
-    receiptHandle: message.ReceiptHandle ?? '',
-    body: message.Body ?? '',
-    attributes: { ApproximateReceiveCount: '1' },
-    eventSourceARN: 'arn:aws:sqs:eu-west-1:000000000000:sales',
-  } as unknown as SQSRecord;
+  const sqsRecord = await receivedSqsRecord(aws.sqs, aws.resources.queues.SalesRegistrationQueue.url);
   await deliverRecord(sqsRecord, {
     settings: { maxAttempts: 5, retryBaseSeconds: 10, leaseSeconds: 90 },
     log: logger,
