@@ -8,23 +8,7 @@ import { appendFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-
-/** One span as kept: OTLP's fields, ids in hex, attributes flattened to values. */
-export interface KeptSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind?: number;
-  /** Nanoseconds since the epoch, as text (beyond a double's precision). */
-  startTimeUnixNano: string;
-  endTimeUnixNano: string;
-  /** 0 unset, 1 ok, 2 error. */
-  status: number;
-  attributes: Record<string, unknown>;
-  links: { traceId: string; spanId: string }[];
-  service?: string;
-}
+import type { KeptSpan } from '../lib/observability/keptSpans.ts';
 
 /** The file the spans are kept in. */
 export const tracesFile = (dataDir: string): string => join(dataDir, 'traces.jsonl');
@@ -84,7 +68,7 @@ export const keptSpansOf = (body: {
  *
  * @example
  * const traces = await startTraceReceiver({ dataDir });
- * // traces.env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:43117' }
+ * // traces.env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:43117', TRACES_FILE: '.data/traces.jsonl' }
  */
 export const startTraceReceiver = async (options: { dataDir: string }) => {
   const file = tracesFile(options.dataDir);
@@ -115,7 +99,8 @@ export const startTraceReceiver = async (options: { dataDir: string }) => {
   return {
     url,
     file,
-    env: { OTEL_EXPORTER_OTLP_ENDPOINT: url },
+    // TRACES_FILE: where the console API reads a record's trace (lib/settings/settings.ts keptTracesFile).
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: url, TRACES_FILE: file },
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

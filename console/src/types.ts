@@ -89,3 +89,23 @@ export interface RedriveResult {
   redriven: string[];
   skipped?: { id: string; reason: string }[];
 }
+
+/** One span of a record's trace, in drawing order (GET records/{id}/trace). */
+export interface TraceSpan {
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  /** After the trace's first span. */
+  startMs: number;
+  durationMs: number;
+  status: 'ok' | 'error';
+  statusCode?: number;
+  /** A span of a batched call's own trace, linked to this record's. */
+  linked: boolean;
+  depth: number;
+}
+
+export interface TraceView {
+  traceId: string;
+  spans: TraceSpan[];
+}

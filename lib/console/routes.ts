@@ -7,6 +7,7 @@ import { failedAnswer, recordsAnswer } from './listsRequest.ts';
 import { meAnswer } from './meRequest.ts';
 import { recordAnswer } from './recordRequest.ts';
 import { redriveAnswer } from './redriveRequest.ts';
+import { traceAnswer } from './traceRequest.ts';
 import type { ConsolePermission, ConsolePerson } from './types.ts';
 import { enableAnswer, resendAnswer } from './webhookRequests.ts';
 import { webhooksAnswer } from './webhooksRequest.ts';
@@ -55,6 +56,12 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
     path: /^records\/(?<id>[^/]+)\/customer$/,
     permission: 'read',
     answer: ({ params, person }) => customerAnswer(params.id, person),
+  },
+  {
+    method: 'GET',
+    path: /^records\/(?<id>[^/]+)\/trace$/,
+    permission: 'read',
+    answer: ({ params }) => traceAnswer(params.id),
   },
   {
     method: 'POST',

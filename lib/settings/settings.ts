@@ -318,3 +318,15 @@ export const tracesExport: Setting<{ url: string } | undefined> = setting((env) 
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   return base ? { url: `${base.replace(/\/+$/, '')}/v1/traces` } : undefined;
 });
+
+/**
+ * The file `npm start` keeps every span in (`TRACES_FILE`, set by the local runner alone: local/traceReceiver.ts),
+ * which the console's record page draws its trace from; undefined on AWS, where the traces are X-Ray's, and under
+ * npm start when a developer's own collector takes the spans instead.
+ *
+ * @example
+ * keptTracesFile({ TRACES_FILE: '/home/me/dealer-gateway/.data/traces.jsonl' }) // that path
+ */
+export const keptTracesFile: Setting<string | undefined> = setting(
+  (env) => env.TRACES_FILE?.trim() || undefined,
+);

@@ -6,17 +6,34 @@
  * with the key the test handed the provider; a forged one with a key of the test's own.
  *
  * Every route: 401 with `WWW-Authenticate: Bearer` without a token, with a malformed, forged, wrong-issuer,
- * wrong-audience or expired one; 200 with a valid one; the operators' action 403 for support, nothing changed; every
+ * wrong-audience or expired one (every route of the table is tried); 200 with a valid one; the operators' action 403 for support, nothing changed; every
  * answer `Cache-Control: no-store` and a CSP without `unsafe-inline` and with `frame-ancestors 'none'`.
  */
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { importJWK, type JWTPayload, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/consoleApi.ts';
+import { CONSOLE_ROUTES } from '../../lib/console/routes.ts';
+import {
+  failSpan,
+  inSpan,
+  type Span,
+  startSpan,
+  traceIdOf,
+  traceparentOfSpan,
+  watchSpans,
+} from '../../lib/observability/tracing.ts';
 import type { StatusRecord } from '../../lib/records/types.ts';
+import { resetSettings } from '../../lib/settings/environment.ts';
 import { getStatusRecord } from '../../lib/store/statusRecords.ts';
 import { type LocalOidcProvider, startLocalOidcProvider } from '../../local/oidcProvider.ts';
+import { startTraceReceiver } from '../../local/traceReceiver.ts';
 import { consoleApiEvent, devUserToken } from '../../testkit/consoleSignIn.ts';
 import { startEventBridgeRecorder } from '../../testkit/eventBridgeRecorder.ts';
 import { lambdaContext } from '../../testkit/factories/apiGateway.ts';
@@ -121,6 +138,11 @@ const routes = (): [string, 'GET' | 'POST', string, unknown][] => [
   ['GET webhooks', 'GET', 'webhooks', undefined],
   ['GET activity', 'GET', 'activity', undefined],
   ['POST records/redrive', 'POST', 'records/redrive', { ids: [seeded.other.id] }],
+  ['GET records/{id}/customer', 'GET', `records/${seeded.other.id}/customer`, undefined],
+  ['GET records/{id}/trace', 'GET', `records/${seeded.other.id}/trace`, undefined],
+  ['POST records/{id}/webhook/resend', 'POST', `records/${seeded.other.id}/webhook/resend`, undefined],
+  ['POST webhooks/{client}/enable', 'POST', 'webhooks/example-dealer/enable', undefined],
+  ['GET audit', 'GET', 'audit', undefined],
 ];
 
 /** The headers every console answer carries, whatever its status. */
@@ -155,6 +177,15 @@ const refusals: [string, () => Promise<string | undefined>][] = [
 ];
 
 describe('the console API refuses every request without a valid session', () => {
+  it('tries every route of the route table (a route added later is refused too, or this fails)', () => {
+    // Act
+    const untried = CONSOLE_ROUTES.filter(
+      (route) => !routes().some(([, method, path]) => method === route.method && route.path.test(path)),
+    ).map((route) => `${route.method} ${route.path}`);
+    // Assess
+    expect(untried).toEqual([]);
+  });
+
   for (const [label, authorization] of refusals) {
     it(`answers 401 with WWW-Authenticate: Bearer to ${label}, on every route`, async () => {
       // Prepare
@@ -293,5 +324,157 @@ describe('the console API with a valid session', () => {
       400, 400, 404, 405,
     ]);
     expect(bad.json).toEqual({ message: 'ids[0] is not a record id' });
+  });
+});
+
+/** A moment, so that spans made one after the other start apart. */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 3));
+
+describe("a record's trace, from the spans npm start keeps", () => {
+  let dataDir: string;
+  let receiver: Awaited<ReturnType<typeof startTraceReceiver>>;
+  let stopWatching: () => void;
+  let processor: SimpleSpanProcessor;
+  const ids: Record<string, string> = {};
+  let traced: StatusRecord;
+
+  beforeAll(async () => {
+    // Prepare: the project's spans, exported by OTLP to npm start's own receiver, which keeps them in its file.
+    dataDir = await mkdtemp(join(tmpdir(), 'dealer-gateway-console-trace-'));
+    receiver = await startTraceReceiver({ dataDir });
+    processor = new SimpleSpanProcessor({
+      exporter: new OTLPTraceExporter({ url: `${receiver.url}/v1/traces` }),
+    });
+    stopWatching = watchSpans(processor);
+    const named = (key: string, span: Span) => {
+      ids[key] = span.spanContext().spanId;
+      return traceparentOfSpan(span) as string;
+    };
+    let intake = '';
+    await inSpan('POST /erp/sales_registration', { root: true, kind: 'server' }, async (span) => {
+      span.setAttribute('http.response.status_code', 200);
+      intake = named('intake', span);
+    });
+    await tick();
+    const failedAttempt = startSpan('deliver salesRegistration', { parent: intake, kind: 'consumer' });
+    named('failedAttempt', failedAttempt);
+    failSpan(failedAttempt, 'transient', 503);
+    failedAttempt.end();
+    await tick();
+    const attempt = startSpan('deliver salesRegistration', { parent: intake, kind: 'consumer' });
+    const attemptParent = named('attempt', attempt);
+    // Another record's trace: its attempt shares the batched call, its request is not drawn.
+    let otherIntake = '';
+    await inSpan('POST /erp/sales_registration', { root: true, kind: 'server' }, async (span) => {
+      otherIntake = named('otherIntake', span);
+    });
+    const otherAttempt = startSpan('deliver salesRegistration', { parent: otherIntake, kind: 'consumer' });
+    const call = startSpan('erp call', {
+      root: true,
+      links: [attemptParent, traceparentOfSpan(otherAttempt)],
+    });
+    const callParent = named('call', call);
+    await tick();
+    const batch = startSpan('SAP $batch', { parent: callParent, kind: 'client' });
+    named('batch', batch);
+    batch.setAttribute('http.response.status_code', 202);
+    batch.end();
+    call.end();
+    otherAttempt.end();
+    attempt.end();
+    await processor.forceFlush();
+    traced = acceptedCase({ traceparent: intake });
+    await seedStatusRecords([traced]);
+  });
+  afterAll(async () => {
+    stopWatching?.();
+    delete process.env.TRACES_FILE;
+    resetSettings();
+    await receiver?.stop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('draws the record’s spans and the batched call linked to it, in order, with depth, errors and HTTP statuses', async () => {
+    // Prepare: as npm start tells the console API (local/traceReceiver.ts env)
+    Object.assign(process.env, { TRACES_FILE: receiver.env.TRACES_FILE });
+    resetSettings();
+    // Act
+    const answer = await call('GET', `records/${traced.id}/trace`, `Bearer ${tokens.support}`);
+    // Assess
+    expect(answer.statusCode).toBe(200);
+    expectSecurityHeaders(answer);
+    const { traceId, spans } = answer.json as {
+      traceId: string;
+      spans: { spanId: string; startMs: number; durationMs: number }[];
+    };
+    expect(traceId).toBe(traceIdOf(traced.traceparent));
+    expect(spans.map(({ startMs, durationMs, ...row }) => row)).toEqual([
+      {
+        spanId: ids.intake,
+        name: 'POST /erp/sales_registration',
+        status: 'ok',
+        statusCode: 200,
+        linked: false,
+        depth: 0,
+      },
+      {
+        spanId: ids.failedAttempt,
+        parentSpanId: ids.intake,
+        name: 'deliver salesRegistration',
+        status: 'error',
+        statusCode: 503,
+        linked: false,
+        depth: 1,
+      },
+      {
+        spanId: ids.attempt,
+        parentSpanId: ids.intake,
+        name: 'deliver salesRegistration',
+        status: 'ok',
+        linked: false,
+        depth: 1,
+      },
+      { spanId: ids.call, name: 'erp call', status: 'ok', linked: true, depth: 2 },
+      {
+        spanId: ids.batch,
+        parentSpanId: ids.call,
+        name: 'SAP $batch',
+        status: 'ok',
+        statusCode: 202,
+        linked: true,
+        depth: 3,
+      },
+    ]);
+    // Times after the trace's first span: the request first, each later span later, none negative.
+    expect(spans[0].startMs).toBe(0);
+    expect(spans[1].startMs).toBeGreaterThan(0);
+    expect(spans[2].startMs).toBeGreaterThan(spans[1].startMs);
+    expect(spans.every((row) => row.durationMs >= 0)).toBe(true);
+    expect(answer.body).not.toContain(String((traced.record as { email?: string }).email));
+  });
+
+  it('answers 404 for a record without a trace, and where no spans are kept (AWS), naming the trace there', async () => {
+    // Prepare
+    const untraced = seeded.other.id;
+    delete process.env.TRACES_FILE;
+    resetSettings();
+    // Act
+    const noFile = await call('GET', `records/${traced.id}/trace`, `Bearer ${tokens.support}`);
+    const noTrace = await call('GET', `records/${untraced}/trace`, `Bearer ${tokens.support}`);
+    const noRole = await call(
+      'GET',
+      `records/${traced.id}/trace`,
+      `Bearer ${await signed({ 'cognito:groups': ['someone-else'] })}`,
+    );
+    // Assess
+    expect([noFile.statusCode, noFile.json]).toEqual([
+      404,
+      { message: expect.stringMatching(/^traces are kept by npm start only: .*[0-9a-f]{32}/) },
+    ]);
+    expect([noTrace.statusCode, noTrace.json]).toEqual([
+      404,
+      { message: expect.stringMatching(/before tracing/) },
+    ]);
+    expect(noRole.statusCode).toBe(403);
   });
 });

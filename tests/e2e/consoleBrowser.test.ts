@@ -213,6 +213,32 @@ describe.skipIf('missing' in found)(title, () => {
     await context.close();
   }, 60_000);
 
+  // Waits for GET records/{id}/trace (helper "trace-console"): npm start's kept spans, drawn as a waterfall.
+  it("draws the delivered sale's Trace on its record page: the intake request and its delivery, as rows of a table", async () => {
+    // Prepare
+    const { context, page } = await newPage();
+    await signIn(page, 'support@example.com', `#/records/${delivered.id}`);
+    // Act
+    const trace = page.getByRole('table', { name: 'Trace' });
+    await trace.waitFor();
+    const rows = await trace.getByRole('row').allTextContents();
+    // Assess: one row per span, the request first (at +0), its delivery attempt under it, both OK; the status said
+    // in words.
+    const intake = rows.findIndex((row) => row.includes('POST /erp/sales_registration'));
+    const delivery = rows.findIndex((row) => row.includes('deliver salesRegistration'));
+    expect(intake, rows.join('\n')).toBe(1);
+    expect(rows[intake]).toMatch(/\+0\.0 ms.*OK \(HTTP 200\)/);
+    expect(delivery, rows.join('\n')).toBeGreaterThan(intake);
+    expect(rows[delivery]).toMatch(/Level 2: deliver salesRegistration.*OK/);
+    expect(
+      rows.some((row) => /SAP (\$batch|POST).*HTTP 20[01]/.test(row)),
+      rows.join('\n'),
+    ).toBe(true);
+    expect(await page.getByRole('main').textContent()).toMatch(/Trace id [0-9a-f]{32}/);
+    expect(violations).toEqual([]);
+    await context.close();
+  }, 60_000);
+
   it("shows Salesforce's API allowance on the Downstreams page: used / allowed, and when it was read", async () => {
     // Prepare
     const { context, page } = await newPage();
@@ -367,7 +393,10 @@ describe.skipIf('missing' in found)(title, () => {
       await page.goto(`${service.url}/console/${hash}`);
       await page.getByRole('heading', { level: 1, name: heading }).waitFor();
       const main = await settledMain(page);
-      if (name === 'record') await page.getByText('Customer', { exact: true }).click();
+      if (name === 'record') {
+        await main.getByRole('table', { name: 'Trace' }).waitFor();
+        await page.getByText('Customer', { exact: true }).click();
+      }
       if (name === 'activity') await main.locator('svg[role="img"]').first().waitFor();
       await settledMain(page);
       problems[name] = await main

@@ -13,13 +13,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type KeptSpan, readKeptSpans } from '../../lib/observability/keptSpans.ts';
 import { traceIdOf } from '../../lib/observability/traceContext.ts';
 import { projectRoot } from '../../local/project.ts';
-import { type KeptSpan, tracesFile } from '../../local/traceReceiver.ts';
+import { tracesFile } from '../../local/traceReceiver.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
 import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
 import { npmStart, type RunningService } from '../../testkit/npmStart.ts';
-import { readKeptSpans } from '../../tools/records/trace.ts';
 
 const CLIENT_TRACE = '5e1f0c2d3b4a59687766554433221100';
 const CLIENT_TRACEPARENT = `00-${CLIENT_TRACE}-aa00bb11cc22dd33-01`;

@@ -1,3 +1,4 @@
+import { keptSpansOfTrace } from '../../lib/observability/keptSpans.ts';
 import { traceIdOf } from '../../lib/observability/traceContext.ts';
 import { OPERATOR_ATTRIBUTES } from '../../lib/store/operatorAttributes.ts';
 import { readStatusRecord } from '../../lib/store/statusIndex.ts';
@@ -11,7 +12,7 @@ import { countedHolds } from './holds.ts';
 import { isConfigured, unconfiguredNote, unknownClient } from './knownClients.ts';
 import { countRecords, listRecords } from './list.ts';
 import { awsSource, localSource, type RecordsSource } from './source.ts';
-import { readKeptSpans, spansOfTrace, waterfall } from './trace.ts';
+import { waterfall } from './trace.ts';
 import type { RecordRow, RecordsOptions } from './types.ts';
 
 /** Where the script writes: stdout for results, stderr for messages and the progress line. */
@@ -108,7 +109,7 @@ const trace = async (
   const status = await readStatusRecord(id, { reader: source.reader }).catch(() => undefined);
   const traceId = traceIdOf(status?.traceparent) ?? id.toLowerCase();
   const file = tracesFile(env.DATA_DIR ? env.DATA_DIR : defaultDataDir());
-  const entries = spansOfTrace(await readKeptSpans(file), traceId);
+  const entries = await keptSpansOfTrace(file, traceId);
   if (entries.length === 0) throw new RecordNotFoundError(`no spans of trace ${traceId} in ${file}`);
   if (options.json) {
     output.out(entries.map(({ span }) => `${JSON.stringify(span)}\n`).join(''));

@@ -1,6 +1,7 @@
-/** A record's page: its state, its timeline oldest first, its customer (on request, audited) and its actions. */
+/** A record's page: its state, its timeline oldest first, its trace as a waterfall, its customer (on request, audited) and its actions. */
 import { useState } from 'preact/hooks';
 import { api } from '../auth.ts';
+import { TraceSection } from '../components/Waterfall.tsx';
 import type { Entry, RecordView } from '../types.ts';
 import {
   downstreamName,
@@ -172,6 +173,7 @@ export const RecordPage = ({ id, operator }: { id: string; operator: boolean }) 
               </li>
             ))}
           </ol>
+          <TraceSection id={record.id} />
           {record.hasCustomer ? (
             <Customer id={record.id} />
           ) : (
