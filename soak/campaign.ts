@@ -22,12 +22,14 @@ import { eventSourceOfFunction } from '../local/eventSources.ts';
 import { freePorts } from '../local/ports.ts';
 import { resolvedServerlessConfig } from '../local/serverlessConfig.ts';
 import { localEndpointsFile } from '../local/stack.ts';
+import { tracesFile } from '../local/traceReceiver.ts';
 import { salesforceDeliveryCalls } from '../sandbox/salesforceCollections.ts';
 import { startSalesforceSandbox } from '../sandbox/salesforceSandbox.ts';
 import { sapDeliveryCalls } from '../sandbox/sapBatch.ts';
 import { startSapSandbox } from '../sandbox/sapSandbox.ts';
 import type { LoggedRequest } from '../sandbox/server.ts';
 import { type FaultProxy, startFaultProxy, upstreamFromFile } from '../testkit/faultProxy.ts';
+import { readKeptSpans } from '../tools/records/trace.ts';
 import {
   createIntakeWeather,
   type DeliveryService,
@@ -82,7 +84,15 @@ import {
   type TestModeCounts,
   testModeKept,
 } from './testMode.ts';
-import { clientOf, createWorkload, FLOODING_CLIENT, type Operation, type SoakRecord } from './workload.ts';
+import { type TraceWholeFigures, traceWhole } from './traceWhole.ts';
+import {
+  callerTraceparent,
+  clientOf,
+  createWorkload,
+  FLOODING_CLIENT,
+  type Operation,
+  type SoakRecord,
+} from './workload.ts';
 
 export interface SoakOptions {
   /** Fresh records to send. Default 5,000. */
@@ -207,6 +217,11 @@ export interface SoakReport extends LedgerCounts {
   slowReceiver: SlowReceiverFigures;
   /** The store's indexes against its items, read once npm start stopped (indexAgreement.ts). */
   indexes: IndexAgreement;
+  /**
+   * Every delivered record's trace whole in the spans npm start kept, read once it stopped (traceWhole.ts); null
+   * when the store's status records could not be read (no verdict then: the run is red).
+   */
+  traces: TraceWholeFigures | null;
   /** 200 to delivered, by client and kind: the quiet clients' beside the flooding client's (clientTimes.ts). */
   clients: ClientTimes[];
   seconds: { traffic: number; drain: number; lookups: number; events: number; total: number };
@@ -805,6 +820,23 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         unreadable: error instanceof Error ? error.message : String(error),
       }),
     );
+    // Every delivered record's trace, from the spans kept until npm start stopped (its exports all written).
+    const traces = stored
+      ? traceWhole({
+          records: stored,
+          spans: await readKeptSpans(tracesFile(dataDir)),
+          kills,
+          callerSpanIds: new Set(results.flatMap(({ plan }) => callerTraceparent(plan)?.split('-')[2] ?? [])),
+        })
+      : null;
+    log(
+      traces
+        ? `traces: ${traces.records} delivered records checked over ${traces.spans} spans: ` +
+            `${traces.withoutIntakeSpan} without intake span, ${traces.withoutDeliverySpan} without delivery span, ` +
+            `${traces.orphanSpans} orphan spans (excused by a SIGKILL: ${traces.excusedByKill.intakeSpans} intake, ` +
+            `${traces.excusedByKill.deliverySpans} delivery, ${traces.excusedByKill.orphanSpans} orphans)`
+        : 'traces: the store could not be read, no verdict',
+    );
     const stats = service.stats();
     const report: SoakReport = {
       ok:
@@ -815,7 +847,8 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         (options.timeGoals === false ? holdReport.openedWhileAnswering === 0 : holdReport.kept) &&
         testModeKept(testCheck.counts) &&
         slowFigures.kept &&
-        indexesAgree(indexes),
+        indexesAgree(indexes) &&
+        traces?.kept === true,
       outage: outageReport,
       hold: { ...holdReport, salesDuringOutage },
       calls,
@@ -832,6 +865,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       testMode: testCheck.counts,
       slowReceiver: slowFigures,
       indexes,
+      traces,
       events: eventCheck.counts,
       feed: feedCheck.counts,
       clients: deliveryTimesByClient({

@@ -41,6 +41,12 @@ export interface StoredStatus {
   kind: string;
   owner: string;
   status: string;
+  /** The intake span's `traceparent` (absent on a record accepted before tracing). */
+  traceparent?: string;
+  /** Epoch ms (NaN when unreadable). */
+  acceptedAt: number;
+  /** Epoch ms (NaN when unreadable). */
+  updatedAt: number;
 }
 
 /**
@@ -341,8 +347,16 @@ export const statusRecordsInStore = (dataDir: string): Promise<StoredStatus[] | 
           TableName: table,
           // Status records only: aliases and Idempotency-Key entries have no `status`.
           FilterExpression: 'attribute_exists(#status) AND attribute_exists(#owner)',
-          ProjectionExpression: '#id, #kind, #owner, #status',
-          ExpressionAttributeNames: { '#id': 'id', '#kind': 'kind', '#owner': 'owner', '#status': 'status' },
+          ProjectionExpression: '#id, #kind, #owner, #status, #traceparent, #acceptedAt, #updatedAt',
+          ExpressionAttributeNames: {
+            '#id': 'id',
+            '#kind': 'kind',
+            '#owner': 'owner',
+            '#status': 'status',
+            '#traceparent': 'traceparent',
+            '#acceptedAt': 'acceptedAt',
+            '#updatedAt': 'updatedAt',
+          },
           ExclusiveStartKey: startKey,
         }),
       );
@@ -352,6 +366,9 @@ export const statusRecordsInStore = (dataDir: string): Promise<StoredStatus[] | 
           kind: item.kind?.S ?? '?',
           owner: item.owner?.S ?? '?',
           status: item.status?.S ?? '?',
+          ...(item.traceparent?.S ? { traceparent: item.traceparent.S } : {}),
+          acceptedAt: Date.parse(item.acceptedAt?.S ?? ''),
+          updatedAt: Date.parse(item.updatedAt?.S ?? ''),
         });
       }
       startKey = page.LastEvaluatedKey;

@@ -163,7 +163,9 @@ export const traceWhole = ({ records, spans, kills, callerSpanIds }: TraceWholeI
     if (killed) excused.orphanSpans++;
     else {
       orphanSpans++;
-      example(`span ${span.spanId} (${span.name}) of trace ${span.traceId}: parent ${span.parentSpanId} not kept`);
+      example(
+        `span ${span.spanId} (${span.name}) of trace ${span.traceId}: parent ${span.parentSpanId} not kept`,
+      );
     }
   }
 
