@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KeptSpan } from '../../local/traceReceiver.ts';
 import { INVOCATION_BOUND_MS, type TracedRecord, traceWhole } from '../../soak/traceWhole.ts';
+import { callerTraceparent, type Plan, requestOf } from '../../soak/workload.ts';
 
 const T0 = 1_800_000_000_000;
 const TRACE = 'a'.repeat(32);
@@ -140,5 +141,29 @@ describe('what a SIGKILL may take', () => {
     const figures = traceWhole({ records: [record], spans: whole(), kills: [], callerSpanIds: new Set() });
     // Assess
     expect(figures).toMatchObject({ orphanSpans: 1, joinedCallerTraces: 0, kept: false });
+  });
+});
+
+describe("the campaign's client joins its own traces", () => {
+  it('every other plan sends a valid traceparent, the same for each of its tries', () => {
+    // Prepare
+    const plan = (index: number): Plan => ({
+      index,
+      kind: 'single',
+      op: 'sale',
+      records: [{ token: `SK0001R${index}`, op: 'sale', fields: { FrameNum: `F${index}` } }],
+      fresh: 1,
+      form: false,
+      copies: 1,
+    });
+    // Act
+    const sent = [0, 1, 2, 3].map((index) => requestOf(plan(index)).headers.traceparent);
+    // Assess
+    expect(sent[0]).toBeUndefined();
+    expect(sent[2]).toBeUndefined();
+    for (const traceparent of [sent[1], sent[3]])
+      expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    expect(sent[1]).not.toBe(sent[3]);
+    expect(requestOf(plan(1)).headers.traceparent).toBe(callerTraceparent(plan(1)));
   });
 });
