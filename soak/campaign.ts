@@ -231,6 +231,21 @@ export interface SoakReport extends LedgerCounts {
 }
 
 /**
+ * By record id: when a request of the plan that sent it was answered 504 (the API function's timeout): an intake
+ * invocation so stopped sent none of its spans (traceWhole.ts).
+ */
+const intakeTimeouts = (results: readonly PlanResult[]): Map<string, number[]> => {
+  const times = new Map<string, number[]>();
+  for (const { sends } of results) {
+    const answers = sends.flatMap((send) => send.answers);
+    const at = answers.flatMap((answer) => (answer.status === 504 && answer.at ? [answer.at] : []));
+    if (at.length === 0) continue;
+    for (const id of new Set(answers.flatMap((answer) => answer.ids ?? []))) times.set(id, at);
+  }
+  return times;
+};
+
+/**
  * OUTAGE_AFTER_FAILURES handed to the service: 3, below the default 5, so a hold opens soon, and any answers
  * mistaken for failures (a Collections call answered in part) would open one too (holdFigures.ts).
  */
@@ -827,6 +842,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
           spans: await readKeptSpans(tracesFile(dataDir)),
           kills,
           callerSpanIds: new Set(results.flatMap(({ plan }) => callerTraceparent(plan)?.split('-')[2] ?? [])),
+          timedOut: intakeTimeouts(results),
         })
       : null;
     log(

@@ -41,6 +41,10 @@ export const traceRows = (traces: SoakReport['traces']): string[] => {
       '  lost to a SIGKILL (excused)',
       `${excused.intakeSpans} intake, ${excused.deliverySpans} delivery, ${excused.orphanSpans} orphan spans`,
     ),
+    row(
+      '  lost to a timeout (excused, 504)',
+      `${traces.excusedByTimeout.intakeSpans} intake, ${traces.excusedByTimeout.orphanSpans} orphan spans`,
+    ),
     row("  intake spans in the client's trace", traces.joinedCallerTraces),
     ...traces.examples.map((example) => row('    e.g.', example)),
   ];

@@ -22,6 +22,11 @@
  *   is a span of the orphan's own invocation, which outlived it (a call's span, an attempt's), so the orphan is
  *   excused when a kill came within the bound after it ended.
  *
+ * - an intake invocation stopped by its function's timeout (10 s: serverless-offline stops its worker thread as Lambda
+ *   stops the runtime, and a hung call to the store or the queue under the campaign's faults takes it there) loses
+ *   its span too: excused when a request of the plan that sent the record was answered 504 within the bound after
+ *   the record was accepted, and counted apart from the kills' (with the orphans of that intake span).
+ *
  * Anything else fails the run. A record accepted before tracing (no `traceparent`) counts as one without an intake
  * span.
  */
@@ -52,6 +57,12 @@ export interface TraceWholeInput {
   kills: readonly number[];
   /** Span ids of the `traceparent`s the campaign's client sent (the caller's spans: parents outside the file). */
   callerSpanIds: ReadonlySet<string>;
+  /**
+   * By record id: when a request of the plan that sent it was answered 504, the API function's timeout (epoch ms).
+   * The timed-out invocation is stopped (serverless-offline stops its worker thread, as Lambda stops a runtime),
+   * its spans unsent: an intake span lost so is excused when such an answer came within the bound after acceptance.
+   */
+  timedOut?: ReadonlyMap<string, readonly number[]>;
 }
 
 export interface TraceWholeFigures {
@@ -67,6 +78,8 @@ export interface TraceWholeFigures {
   orphanSpans: number;
   /** Losses a kill excused: missing intake spans, missing delivery spans, orphans. */
   excusedByKill: { intakeSpans: number; deliverySpans: number; orphanSpans: number };
+  /** Losses the intake function's timeout excused (its request answered 504): intake spans, their orphans. */
+  excusedByTimeout: { intakeSpans: number; orphanSpans: number };
   /** Intake spans whose parent is the caller's span (the client's trace joined). */
   joinedCallerTraces: number;
   /** Ids of records and spans that fail, a few of each. */
@@ -94,22 +107,33 @@ const EXAMPLES = 10;
  * const figures = traceWhole({ records, spans: await readKeptSpans(tracesFile(dataDir)), kills, callerSpanIds });
  * figures.kept; // false when a delivered record's trace misses its intake or delivery span, or a span its parent
  */
-export const traceWhole = ({ records, spans, kills, callerSpanIds }: TraceWholeInput): TraceWholeFigures => {
+export const traceWhole = ({
+  records,
+  spans,
+  kills,
+  callerSpanIds,
+  timedOut = new Map(),
+}: TraceWholeInput): TraceWholeFigures => {
   const kept = new Set(spans.map((span) => `${span.traceId}/${span.spanId}`));
   const examples: string[] = [];
   const example = (text: string) => {
     if (examples.length < EXAMPLES) examples.push(text);
   };
   const excused = { intakeSpans: 0, deliverySpans: 0, orphanSpans: 0 };
+  const excusedByTimeout = { intakeSpans: 0, orphanSpans: 0 };
 
-  // Each record's intake span, and whether its loss is a kill's.
-  const intakeOf = new Map<string, { record: TracedRecord; killed: boolean }>();
+  // Each record's intake span, and whether its loss is a kill's or its request's timeout's.
+  const intakeOf = new Map<string, { record: TracedRecord; killed: boolean; timedOut: boolean }>();
   for (const record of records) {
     const parts = partsOf(record.traceparent);
     if (!parts) continue;
+    const killed = killIn(kills, record.acceptedAt, record.acceptedAt + INVOCATION_BOUND_MS);
     intakeOf.set(`${parts.traceId}/${parts.spanId}`, {
       record,
-      killed: killIn(kills, record.acceptedAt, record.acceptedAt + INVOCATION_BOUND_MS),
+      killed,
+      timedOut:
+        !killed &&
+        killIn(timedOut.get(record.id) ?? [], record.acceptedAt, record.acceptedAt + INVOCATION_BOUND_MS),
     });
   }
 
@@ -133,6 +157,7 @@ export const traceWhole = ({ records, spans, kills, callerSpanIds }: TraceWholeI
     const intake = `${parts.traceId}/${parts.spanId}`;
     if (!kept.has(intake)) {
       if (intakeOf.get(intake)?.killed) excused.intakeSpans++;
+      else if (intakeOf.get(intake)?.timedOut) excusedByTimeout.intakeSpans++;
       else {
         withoutIntakeSpan++;
         example(`record ${record.id}: no intake span ${parts.spanId} in trace ${parts.traceId}`);
@@ -157,6 +182,10 @@ export const traceWhole = ({ records, spans, kills, callerSpanIds }: TraceWholeI
       continue;
     }
     const intake = intakeOf.get(`${span.traceId}/${span.parentSpanId}`);
+    if (intake?.timedOut) {
+      excusedByTimeout.orphanSpans++;
+      continue;
+    }
     const killed = intake
       ? intake.killed
       : killIn(kills, ms(span.endTimeUnixNano), ms(span.endTimeUnixNano) + INVOCATION_BOUND_MS);
@@ -176,6 +205,7 @@ export const traceWhole = ({ records, spans, kills, callerSpanIds }: TraceWholeI
     withoutDeliverySpan,
     orphanSpans,
     excusedByKill: excused,
+    excusedByTimeout,
     joinedCallerTraces,
     examples,
     kept: withoutIntakeSpan + withoutDeliverySpan + orphanSpans === 0,

@@ -1,9 +1,11 @@
 /**
  * The soak's tracing verdict (soak/traceWhole.ts): every delivered record's trace keeps its intake span and a
  * delivery attempt span that did not fail, and no kept span's parent is missing unless it is the caller's span.
- * Losses a SIGKILL explains (a kill while the invocation that made the span ran) are counted apart. Negative
+ * Losses a SIGKILL explains (a kill while the invocation that made the span ran), or an intake function's timeout (its
+ * request answered 504 just after the record was accepted), are counted apart. Negative
  * controls: a delivered record missing its delivery span, one missing its intake span, an orphan span, an orphan
- * whose kill came too late to excuse it, a record with only a failed attempt, and each fails the verdict.
+ * whose kill came too late to excuse it, a 504 that does not match the record, a record with only a failed attempt,
+ * and each fails the verdict.
  */
 import { describe, expect, it } from 'vitest';
 import type { KeptSpan } from '../../local/traceReceiver.ts';
@@ -134,6 +136,45 @@ describe('what a SIGKILL may take', () => {
     // Assess
     for (const figures of [early, late])
       expect(figures).toMatchObject({ withoutDeliverySpan: 1, orphanSpans: 1, kept: false });
+  });
+
+  it('an intake stopped by its timeout (its request answered 504): its span and orphans are excused, apart', () => {
+    // Act
+    const figures = traceWhole({
+      records: [record],
+      spans: without(whole(), INTAKE),
+      kills: [],
+      callerSpanIds: new Set([CALLER]),
+      timedOut: new Map([['rec-1', [T0 + 9800]]]),
+    });
+    // Assess
+    expect(figures).toMatchObject({
+      withoutIntakeSpan: 0,
+      orphanSpans: 0,
+      excusedByKill: { intakeSpans: 0, deliverySpans: 0, orphanSpans: 0 },
+      excusedByTimeout: { intakeSpans: 1, orphanSpans: 1 },
+      kept: true,
+    });
+  });
+
+  it('a 504 before acceptance, or long after it, or of another record, excuses nothing (negative control)', () => {
+    // Act
+    const judged = [
+      new Map([['rec-1', [T0 - 20_000]]]),
+      new Map([['rec-1', [T0 + INVOCATION_BOUND_MS + 5000]]]),
+      new Map([['rec-2', [T0 + 9800]]]),
+    ].map((timedOut) =>
+      traceWhole({
+        records: [record],
+        spans: without(whole(), INTAKE),
+        kills: [],
+        callerSpanIds: new Set([CALLER]),
+        timedOut,
+      }),
+    );
+    // Assess
+    for (const figures of judged)
+      expect(figures).toMatchObject({ withoutIntakeSpan: 1, orphanSpans: 1, kept: false });
   });
 
   it('a parent the caller did not send is an orphan, kill or not far from it (negative control)', () => {
