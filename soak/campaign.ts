@@ -234,13 +234,24 @@ export interface SoakReport extends LedgerCounts {
  * By record id: when a request of the plan that sent it was answered 504 (the API function's timeout): an intake
  * invocation so stopped sent none of its spans (traceWhole.ts).
  */
-const intakeTimeouts = (results: readonly PlanResult[]): Map<string, number[]> => {
+const intakeTimeouts = (
+  results: readonly PlanResult[],
+  stored: readonly { id: string; token?: string }[],
+): Map<string, number[]> => {
   const times = new Map<string, number[]>();
-  for (const { sends } of results) {
+  const byToken = new Map<string, number[]>();
+  for (const { plan, sends } of results) {
     const answers = sends.flatMap((send) => send.answers);
     const at = answers.flatMap((answer) => (answer.status === 504 && answer.at ? [answer.at] : []));
     if (at.length === 0) continue;
     for (const id of new Set(answers.flatMap((answer) => answer.ids ?? []))) times.set(id, at);
+    for (const record of plan.records)
+      byToken.set(record.token, [...(byToken.get(record.token) ?? []), ...at]);
+  }
+  // A record whose plan never got a 200 is found by its token.
+  for (const record of stored) {
+    const at = record.token === undefined ? undefined : byToken.get(record.token);
+    if (at && !times.has(record.id)) times.set(record.id, at);
   }
   return times;
 };
@@ -842,7 +853,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
           spans: await readKeptSpans(tracesFile(dataDir)),
           kills,
           callerSpanIds: new Set(results.flatMap(({ plan }) => callerTraceparent(plan)?.split('-')[2] ?? [])),
-          timedOut: intakeTimeouts(results),
+          timedOut: intakeTimeouts(results, stored),
         })
       : null;
     log(
