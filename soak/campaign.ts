@@ -22,12 +22,14 @@ import { eventSourceOfFunction } from '../local/eventSources.ts';
 import { freePorts } from '../local/ports.ts';
 import { resolvedServerlessConfig } from '../local/serverlessConfig.ts';
 import { localEndpointsFile } from '../local/stack.ts';
+import { tracesFile } from '../local/traceReceiver.ts';
 import { salesforceDeliveryCalls } from '../sandbox/salesforceCollections.ts';
 import { startSalesforceSandbox } from '../sandbox/salesforceSandbox.ts';
 import { sapDeliveryCalls } from '../sandbox/sapBatch.ts';
 import { startSapSandbox } from '../sandbox/sapSandbox.ts';
 import type { LoggedRequest } from '../sandbox/server.ts';
 import { type FaultProxy, startFaultProxy, upstreamFromFile } from '../testkit/faultProxy.ts';
+import { readKeptSpans } from '../tools/records/trace.ts';
 import {
   createIntakeWeather,
   type DeliveryService,
@@ -82,7 +84,15 @@ import {
   type TestModeCounts,
   testModeKept,
 } from './testMode.ts';
-import { clientOf, createWorkload, FLOODING_CLIENT, type Operation, type SoakRecord } from './workload.ts';
+import { type TraceWholeFigures, traceWhole } from './traceWhole.ts';
+import {
+  callerTraceparent,
+  clientOf,
+  createWorkload,
+  FLOODING_CLIENT,
+  type Operation,
+  type SoakRecord,
+} from './workload.ts';
 
 export interface SoakOptions {
   /** Fresh records to send. Default 5,000. */
@@ -207,6 +217,11 @@ export interface SoakReport extends LedgerCounts {
   slowReceiver: SlowReceiverFigures;
   /** The store's indexes against its items, read once npm start stopped (indexAgreement.ts). */
   indexes: IndexAgreement;
+  /**
+   * Every delivered record's trace whole in the spans npm start kept, read once it stopped (traceWhole.ts); null
+   * when the store's status records could not be read (no verdict then: the run is red).
+   */
+  traces: TraceWholeFigures | null;
   /** 200 to delivered, by client and kind: the quiet clients' beside the flooding client's (clientTimes.ts). */
   clients: ClientTimes[];
   seconds: { traffic: number; drain: number; lookups: number; events: number; total: number };
@@ -214,6 +229,32 @@ export interface SoakReport extends LedgerCounts {
   drained: boolean;
   dataDir?: string;
 }
+
+/**
+ * By record id: when a request of the plan that sent it was answered 504 (the API function's timeout): an intake
+ * invocation so stopped sent none of its spans (traceWhole.ts).
+ */
+const intakeTimeouts = (
+  results: readonly PlanResult[],
+  stored: readonly { id: string; token?: string }[],
+): Map<string, number[]> => {
+  const times = new Map<string, number[]>();
+  const byToken = new Map<string, number[]>();
+  for (const { plan, sends } of results) {
+    const answers = sends.flatMap((send) => send.answers);
+    const at = answers.flatMap((answer) => (answer.status === 504 && answer.at ? [answer.at] : []));
+    if (at.length === 0) continue;
+    for (const id of new Set(answers.flatMap((answer) => answer.ids ?? []))) times.set(id, at);
+    for (const record of plan.records)
+      byToken.set(record.token, [...(byToken.get(record.token) ?? []), ...at]);
+  }
+  // A record whose plan never got a 200 is found by its token.
+  for (const record of stored) {
+    const at = record.token === undefined ? undefined : byToken.get(record.token);
+    if (at && !times.has(record.id)) times.set(record.id, at);
+  }
+  return times;
+};
 
 /**
  * OUTAGE_AFTER_FAILURES handed to the service: 3, below the default 5, so a hold opens soon, and any answers
@@ -805,6 +846,24 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         unreadable: error instanceof Error ? error.message : String(error),
       }),
     );
+    // Every delivered record's trace, from the spans kept until npm start stopped (its exports all written).
+    const traces = stored
+      ? traceWhole({
+          records: stored,
+          spans: await readKeptSpans(tracesFile(dataDir)),
+          kills,
+          callerSpanIds: new Set(results.flatMap(({ plan }) => callerTraceparent(plan)?.split('-')[2] ?? [])),
+          timedOut: intakeTimeouts(results, stored),
+        })
+      : null;
+    log(
+      traces
+        ? `traces: ${traces.records} delivered records checked over ${traces.spans} spans: ` +
+            `${traces.withoutIntakeSpan} without intake span, ${traces.withoutDeliverySpan} without delivery span, ` +
+            `${traces.orphanSpans} orphan spans (excused by a SIGKILL: ${traces.excusedByKill.intakeSpans} intake, ` +
+            `${traces.excusedByKill.deliverySpans} delivery, ${traces.excusedByKill.orphanSpans} orphans)`
+        : 'traces: the store could not be read, no verdict',
+    );
     const stats = service.stats();
     const report: SoakReport = {
       ok:
@@ -815,7 +874,8 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
         (options.timeGoals === false ? holdReport.openedWhileAnswering === 0 : holdReport.kept) &&
         testModeKept(testCheck.counts) &&
         slowFigures.kept &&
-        indexesAgree(indexes),
+        indexesAgree(indexes) &&
+        traces?.kept === true,
       outage: outageReport,
       hold: { ...holdReport, salesDuringOutage },
       calls,
@@ -832,6 +892,7 @@ export const runSoak = async (options: SoakOptions = {}): Promise<SoakReport> =>
       testMode: testCheck.counts,
       slowReceiver: slowFigures,
       indexes,
+      traces,
       events: eventCheck.counts,
       feed: feedCheck.counts,
       clients: deliveryTimesByClient({

@@ -13,6 +13,8 @@ export interface Answer {
   ids?: string[];
   /** Set when a 200 did not have the contract's shape. */
   malformed?: string;
+  /** When it came (epoch ms; set by {@link sendWithRetries}): a 504 is the API function's timeout (traceWhole.ts). */
+  at?: number;
 }
 
 export interface SendResult {
@@ -89,7 +91,7 @@ export const sendWithRetries = async (
   for (let attempt = 1; ; attempt++) {
     await service.whenUp();
     const { retryAfterMs, ...answer } = await sendOnce(service, plan);
-    answers.push(answer);
+    answers.push({ ...answer, at: Date.now() });
     if (!RETRYABLE.has(answer.status) || attempt >= maxTries) return { answers, final: answer };
     const backoff = Math.min(4000, 250 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
     await sleep(Math.min(5000, Math.max(backoff, retryAfterMs ?? 0)));

@@ -23,7 +23,7 @@ import { fieldClass } from '../lib/privacy/fieldClassification.ts';
 import { localClientConfig } from '../local/aws.ts';
 import { readQueuesOnDisk } from '../local/emulators/fauxqs/durableQueues.ts';
 import type { EventEnvelope } from '../local/eventBus.ts';
-import type { SoakRecord } from './workload.ts';
+import { type SoakRecord, TOKEN_PATTERN } from './workload.ts';
 
 /** The settled states a `Record state changed` event announces (`accepted` comes only from a redrive). */
 const SETTLED = new Set(['delivered', 'rejected', 'failed']);
@@ -41,6 +41,14 @@ export interface StoredStatus {
   kind: string;
   owner: string;
   status: string;
+  /** The intake span's `traceparent` (absent on a record accepted before tracing). */
+  traceparent?: string;
+  /** Epoch ms (NaN when unreadable). */
+  acceptedAt: number;
+  /** Epoch ms (NaN when unreadable). */
+  updatedAt: number;
+  /** The campaign's token in its fields (workload.ts), while they are kept: its plan, answered or not. */
+  token?: string;
 }
 
 /**
@@ -331,6 +339,11 @@ const withStore = async <T>(
  * Every status record in the store of the `npm start` running on `dataDir` (id, kind, owner, status: none of its
  * personal fields), records no answer named included; undefined when the store cannot be read.
  */
+const tokenOf = (record: AttributeValue | undefined): { token?: string } => {
+  const token = record ? TOKEN_PATTERN.exec(JSON.stringify(record))?.[0] : undefined;
+  return token ? { token } : {};
+};
+
 export const statusRecordsInStore = (dataDir: string): Promise<StoredStatus[] | undefined> =>
   withStore(dataDir, async (dynamo, table) => {
     const found: StoredStatus[] = [];
@@ -341,8 +354,17 @@ export const statusRecordsInStore = (dataDir: string): Promise<StoredStatus[] | 
           TableName: table,
           // Status records only: aliases and Idempotency-Key entries have no `status`.
           FilterExpression: 'attribute_exists(#status) AND attribute_exists(#owner)',
-          ProjectionExpression: '#id, #kind, #owner, #status',
-          ExpressionAttributeNames: { '#id': 'id', '#kind': 'kind', '#owner': 'owner', '#status': 'status' },
+          ProjectionExpression: '#id, #kind, #owner, #status, #traceparent, #acceptedAt, #updatedAt, #record',
+          ExpressionAttributeNames: {
+            '#id': 'id',
+            '#kind': 'kind',
+            '#owner': 'owner',
+            '#status': 'status',
+            '#traceparent': 'traceparent',
+            '#acceptedAt': 'acceptedAt',
+            '#updatedAt': 'updatedAt',
+            '#record': 'record',
+          },
           ExclusiveStartKey: startKey,
         }),
       );
@@ -352,6 +374,10 @@ export const statusRecordsInStore = (dataDir: string): Promise<StoredStatus[] | 
           kind: item.kind?.S ?? '?',
           owner: item.owner?.S ?? '?',
           status: item.status?.S ?? '?',
+          ...(item.traceparent?.S ? { traceparent: item.traceparent.S } : {}),
+          acceptedAt: Date.parse(item.acceptedAt?.S ?? ''),
+          updatedAt: Date.parse(item.updatedAt?.S ?? ''),
+          ...tokenOf(item.record),
         });
       }
       startKey = page.LastEvaluatedKey;

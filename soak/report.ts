@@ -28,6 +28,28 @@ const firstDelivery = (report: SoakReport): string => {
   return `${text} (goal ${goal} s: probe period + reconciler period, or the probe cadence kept (${probeCadenceSeconds} s) if longer, + the worker's batching window + the probe's call)${recoveredInTime ? '' : '  <-- later than the goal'}`;
 };
 
+/** Every delivered record's trace whole (traceWhole.ts): its figures, losses a SIGKILL explains apart. */
+export const traceRows = (traces: SoakReport['traces']): string[] => {
+  if (!traces) return [row('delivered records, traces checked', 'store unreadable  <-- no verdict')];
+  const excused = traces.excusedByKill;
+  return [
+    row('delivered records, traces checked', `${traces.records} (${traces.spans} spans kept)`),
+    row('  without their intake span', flag(traces.withoutIntakeSpan)),
+    row('  without a delivery span', flag(traces.withoutDeliverySpan)),
+    row('  orphan spans (parent not kept)', flag(traces.orphanSpans)),
+    row(
+      '  lost to a SIGKILL (excused)',
+      `${excused.intakeSpans} intake, ${excused.deliverySpans} delivery, ${excused.orphanSpans} orphan spans`,
+    ),
+    row(
+      '  lost to a timeout (excused, 504)',
+      `${traces.excusedByTimeout.intakeSpans} intake, ${traces.excusedByTimeout.orphanSpans} orphan spans`,
+    ),
+    row("  intake spans in the client's trace", traces.joinedCallerTraces),
+    ...traces.examples.map((example) => row('    e.g.', example)),
+  ];
+};
+
 export const reportTable = (report: SoakReport): string => {
   const { records, violations } = report;
   const answers = Object.entries(report.answers)
@@ -89,6 +111,7 @@ export const reportTable = (report: SoakReport): string => {
     row('  index entries missing', flag(report.indexes.missing)),
     row('  index entries of no such item', flag(report.indexes.extra)),
     row('  index entries projecting wrongly', flag(report.indexes.wrong)),
+    ...traceRows(report.traces),
     row('200 → delivered, by client', 'p50, p99 (records)'),
     ...report.clients.map((times) =>
       row(

@@ -11,6 +11,7 @@
 /** The test client of the example configuration (config/clients.json: `"mode": "test"`): a share of the plans. */
 export const TEST_CLIENT = 'example-dealer-test';
 
+import { createHash } from 'node:crypto';
 import type { Random } from './random.ts';
 
 export type Operation = 'sale' | 'case';
@@ -74,10 +75,26 @@ export interface PlanRequest {
   headers: Record<string, string>;
 }
 
+/**
+ * The `traceparent` a client sends with a plan's requests: every other plan (odd index) sends one, so that a run has
+ * records of traces the gateway started and of traces it joined (contract section 8); the same for each try and
+ * copy of a plan, as a client retrying one request under its own trace sends it. Derived from the plan, so that the
+ * campaign knows the caller's span ids afterwards (traceWhole.ts: their spans are parents outside the kept file).
+ */
+export const callerTraceparent = (plan: Pick<Plan, 'index' | 'records'>): string | undefined => {
+  if (plan.index % 2 === 0) return undefined;
+  const hash = createHash('sha256')
+    .update(`soak-trace:${plan.index}:${plan.records[0]?.token ?? ''}`)
+    .digest('hex');
+  return `00-${hash.slice(0, 32)}-${hash.slice(32, 48)}-01`;
+};
+
 export const requestOf = (plan: Plan): PlanRequest => {
-  const headers: Record<string, string> = plan.idempotencyKey
-    ? { 'idempotency-key': plan.idempotencyKey }
-    : {};
+  const traceparent = callerTraceparent(plan);
+  const headers: Record<string, string> = {
+    ...(plan.idempotencyKey ? { 'idempotency-key': plan.idempotencyKey } : {}),
+    ...(traceparent ? { traceparent } : {}),
+  };
   if (plan.op === 'sale') {
     return {
       path: '/erp/sales_registration',

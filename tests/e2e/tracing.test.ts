@@ -18,6 +18,8 @@ import { traceIdOf } from '../../lib/observability/traceContext.ts';
 import { projectRoot } from '../../local/project.ts';
 import { tracesFile } from '../../local/traceReceiver.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
+import { statusRecordsInStore } from '../../soak/events.ts';
+import { traceWhole } from '../../soak/traceWhole.ts';
 import { salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
 import { npmStart, type RunningService } from '../../testkit/npmStart.ts';
 
@@ -209,4 +211,48 @@ describe('one trace per record, through npm start', () => {
       expect(call.links.every((link) => attemptOf.has(link.spanId))).toBe(true);
     }
   }, 120_000);
+
+  it("the soak's verdict on these kept spans: whole; with a delivery span or an intake span taken out, not (planted control)", async () => {
+    // Prepare: the records the tests above delivered, as the store keeps them, and npm start's kept spans once whole
+    // (a webhook post's own request may be kept a moment before the post's span is)
+    const records = (await statusRecordsInStore(dir)) ?? [];
+    const callerSpanIds = new Set([CLIENT_TRACEPARENT.split('-')[2]]);
+    const judge = (spans: KeptSpan[]) => traceWhole({ records, spans, kills: [], callerSpanIds });
+    const spans = await until(keptSpans, (kept) => judge(kept).kept, 30, 'a whole trace for every record');
+    const delivered = records.find(
+      (record) => record.status === 'delivered' && traceIdOf(record.traceparent) === CLIENT_TRACE,
+    );
+    const deliverySpans = spans.filter(
+      (span) => span.name.startsWith('deliver ') && span.attributes['record.id'] === delivered?.id,
+    );
+    const intakeSpanId = delivered?.traceparent?.split('-')[2];
+    // Act
+    const whole = judge(spans);
+    const withoutDelivery = judge(spans.filter((span) => !deliverySpans.includes(span)));
+    const withoutIntake = judge(spans.filter((span) => span.spanId !== intakeSpanId));
+    // A SIGKILL long before those invocations excuses nothing
+    const killedBefore = traceWhole({
+      records,
+      spans: spans.filter((span) => !deliverySpans.includes(span)),
+      kills: [Date.now() - 3_600_000],
+      callerSpanIds,
+    });
+    // Assess
+    expect(whole).toMatchObject({
+      withoutIntakeSpan: 0,
+      withoutDeliverySpan: 0,
+      orphanSpans: 0,
+      joinedCallerTraces: 1,
+      kept: true,
+    });
+    expect(whole.records).toBeGreaterThanOrEqual(51);
+    expect(deliverySpans).toHaveLength(2);
+    expect(withoutDelivery).toMatchObject({ withoutDeliverySpan: 1, kept: false });
+    // The attempts' own calls (SAP POST, the erp call) lost their parents too
+    expect(withoutDelivery.orphanSpans).toBeGreaterThan(0);
+    expect(withoutIntake).toMatchObject({ withoutIntakeSpan: 1, kept: false });
+    // Both attempts and the webhook post were children of the intake span
+    expect(withoutIntake.orphanSpans).toBeGreaterThanOrEqual(3);
+    expect(killedBefore).toMatchObject({ withoutDeliverySpan: 1, kept: false });
+  }, 60_000);
 });
