@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clientsConfig } from '../lib/clients/clientsConfig.ts';
+import { readKeptSpans } from '../lib/observability/keptSpans.ts';
 import { eventSourceOfFunction } from '../local/eventSources.ts';
 import { freePorts } from '../local/ports.ts';
 import { resolvedServerlessConfig } from '../local/serverlessConfig.ts';
@@ -29,7 +30,6 @@ import { sapDeliveryCalls } from '../sandbox/sapBatch.ts';
 import { startSapSandbox } from '../sandbox/sapSandbox.ts';
 import type { LoggedRequest } from '../sandbox/server.ts';
 import { type FaultProxy, startFaultProxy, upstreamFromFile } from '../testkit/faultProxy.ts';
-import { readKeptSpans } from '../tools/records/trace.ts';
 import {
   createIntakeWeather,
   type DeliveryService,

@@ -30,7 +30,7 @@
  * Anything else fails the run. A record accepted before tracing (no `traceparent`) counts as one without an intake
  * span.
  */
-import type { KeptSpan } from '../local/traceReceiver.ts';
+import type { KeptSpan } from '../lib/observability/keptSpans.ts';
 
 /** The longest an invocation runs (API Gateway answers 504 after 29 s; the worker's batches take seconds). */
 export const INVOCATION_BOUND_MS = 30_000;

@@ -8,7 +8,7 @@
  * and each fails the verdict.
  */
 import { describe, expect, it } from 'vitest';
-import type { KeptSpan } from '../../local/traceReceiver.ts';
+import type { KeptSpan } from '../../lib/observability/keptSpans.ts';
 import { INVOCATION_BOUND_MS, type TracedRecord, traceWhole } from '../../soak/traceWhole.ts';
 import { callerTraceparent, type Plan, requestOf } from '../../soak/workload.ts';
 
