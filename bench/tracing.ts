@@ -11,7 +11,7 @@
  * the section; `--write` puts it in RESULTS.md between its `tracing` markers. Without `--before`, a worktree is made
  * (this tree's node_modules, its own generated validators) and removed afterwards.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -103,22 +103,32 @@ if (!values.before) {
 const trees = { before: beforeTree, after: projectRoot } as const;
 type Side = keyof typeof trees;
 
-/** Runs `code` (an ES module) with Node in `cwd`, returning its last stdout line's JSON. */
+/**
+ * Runs `code` (an ES module) with Node in `cwd`, returning its last stdout line's JSON. Asynchronously: the sink
+ * in this process must keep answering while the child exports to it.
+ */
 const runIn = <T>(cwd: string, code: string, env: NodeJS.ProcessEnv = baseEnv()): Promise<T> =>
   new Promise((resolve, reject) => {
-    try {
-      const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], {
-        cwd,
-        env,
-        encoding: 'utf8',
-        maxBuffer: 64 * 1024 * 1024,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const lines = out.trim().split('\n');
-      resolve(JSON.parse(lines[lines.length - 1]) as T);
-    } catch (error) {
-      reject(error);
-    }
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      err += chunk;
+    });
+    child.on('exit', (status) => {
+      if (status !== 0) reject(new Error(`node -e in ${cwd} exited with ${status}:\n${err.slice(-4000)}`));
+      else {
+        const lines = out.trim().split('\n');
+        resolve(JSON.parse(lines[lines.length - 1]) as T);
+      }
+    });
   });
 
 try {
