@@ -67,6 +67,11 @@ export const PRICES = {
     per: 'GB of CloudWatch Logs ingested (Standard log class)',
     source: 'https://aws.amazon.com/cloudwatch/pricing/',
   },
+  spansIngestedGb: {
+    usd: 0.5,
+    per: 'GB of spans ingested (CloudWatch Transaction Search, X-Ray OTLP endpoint; 1 % indexed as trace summaries at no charge; us-east-1 list price, not cross-checked for eu-west-1)',
+    source: 'https://aws.amazon.com/cloudwatch/pricing/',
+  },
   logsStoredGbMonth: {
     usd: 0.03,
     per: 'GB-month of CloudWatch Logs stored (compressed)',

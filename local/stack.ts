@@ -235,6 +235,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       OFFLINE_WEBSOCKET_PORT: String(websocketPort),
       // No CloudWatch here: the console's "Activity" page counts from the store (lib/console/activity).
       CONSOLE_ACTIVITY_SOURCE: 'store',
+      // No X-Ray here (serverless.yml's `xray` is AWS's): the spans go to OTEL_EXPORTER_OTLP_ENDPOINT, unless the
+      // developer turned them off.
+      TRACES_EXPORT: process.env.TRACES_EXPORT === 'off' ? 'off' : 'on',
       ...localWebhooks.env,
       ...signIn.env,
       ...traces?.env,

@@ -277,7 +277,18 @@ const monitoringActions = (operation: string): AuthorisedAction[] => {
   return [{ action: 'cloudwatch:GetMetricData' }];
 };
 
+/**
+ * X-Ray's OTLP endpoint (`POST /v1/traces`, lib/observability/xraySpanExporter.ts): authorised as xray:PutSpans, and
+ * xray:PutSpansForIndexing for the spans Transaction Search indexes (which of a request's spans it indexes is
+ * X-Ray's choice, so every request may need it). No resource-level permission: `*`.
+ */
+const xrayActions = (operation: string): AuthorisedAction[] => {
+  if (operation !== 'PutSpans') throw new Error(`xray ${operation}: not read`);
+  return [{ action: 'xray:PutSpans' }, { action: 'xray:PutSpansForIndexing' }];
+};
+
 const READERS: Record<string, (operation: string, body: Body) => AuthorisedAction[]> = {
+  xray: xrayActions,
   dynamodb: dynamodbActions,
   monitoring: monitoringActions,
   sqs: sqsActions,
@@ -309,11 +320,15 @@ export const readAwsRequest = (
   service: string,
   headers: IncomingHttpHeaders,
   body: string,
+  path = '/',
 ): { operation: string; authorised: AuthorisedAction[]; problem?: string } => {
   const target = text(headers['x-amz-target']);
   let operation = target ? (target.split('.').pop() ?? '') : '';
   let fields: Body = {};
-  if (target) {
+  if (service === 'xray' && path === '/v1/traces') {
+    // OTLP/HTTP, not an AWS protocol: the operation is the path's.
+    operation = 'PutSpans';
+  } else if (target) {
     try {
       fields = record(body ? JSON.parse(body) : {});
     } catch {
@@ -366,7 +381,7 @@ const json = (status: number, body: unknown, contentType = 'application/x-amz-js
  * signed it (the access key id of the SigV4 credential scope), the service, the operation and the resources
  * IAM authorises it on. DynamoDB and SQS calls go on to dynalite and fauxqs; Secrets Manager and SSM Parameter
  * Store are answered here from the values given, CloudWatch's GetMetricData with empty series, EventBridge's
- * PutEvents is taken (kept in `putEvents`), and so is
+ * PutEvents is taken (kept in `putEvents`), X-Ray's OTLP spans (`/v1/traces`) are taken, and so is
  * SQS's StartMessageMoveTask (`moveTasks`: fauxqs has none); any other
  * service is recorded and refused. Point every
  * `AWS_ENDPOINT_URL*` of a process at it (and its queue URLs: fauxqs finds a queue by the URL's last segment).
@@ -443,6 +458,10 @@ export const startAwsCallRecorder = async (options: AwsCallRecorderOptions) => {
         Entries: entries.map(() => ({ EventId: crypto.randomUUID() })),
       });
     }
+    if (service === 'xray' && operation === 'PutSpans') {
+      // X-Ray takes every span (OTLP's answer: no partial success).
+      return json(200, {}, 'application/json');
+    }
     return json(400, {
       __type: 'UnknownOperationException',
       message: `${service} ${operation} is not served by the test recorder`,
@@ -454,7 +473,7 @@ export const startAwsCallRecorder = async (options: AwsCallRecorderOptions) => {
     const body = raw.toString('utf8');
     const scope = signatureScope(req.headers);
     const service = scope?.service ?? '?';
-    const { operation, authorised, problem } = readAwsRequest(service, req.headers, body);
+    const { operation, authorised, problem } = readAwsRequest(service, req.headers, body, req.url);
     const call: RecordedCall = {
       caller: scope?.accessKeyId ?? '(unsigned)',
       service,

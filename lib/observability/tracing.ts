@@ -16,10 +16,11 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BatchSpanProcessor,
   type ReadableSpan,
+  type SpanExporter,
   type SpanProcessor,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
-import { metricsIdentity, tracesExport } from '../settings/settings.ts';
+import { metricsIdentity, type TracesTarget, tracesExport } from '../settings/settings.ts';
 import { TRACEPARENT } from './traceContext.ts';
 
 export { traceIdOf } from './traceContext.ts';
@@ -27,9 +28,10 @@ export { traceIdOf } from './traceContext.ts';
 /*
  * The one place that sets up tracing (contract section 8): the OpenTelemetry API and SDK, registered when this
  * module is first imported (a Lambda's init), W3C Trace Context as the propagator, AsyncLocalStorage carrying the
- * active span across awaits. Spans are exported by OTLP/HTTP (JSON) to OTEL_EXPORTER_OTLP_ENDPOINT when it is set
- * and TRACES_EXPORT is not `off`; the exporter is loaded only then, so a function that exports nothing pays for
- * none of it at cold start. Handlers flush before they return (lib/observability/traceFlush.ts): a frozen Lambda
+ * active span across awaits. Spans are exported by OTLP/HTTP (JSON) where lib/settings/settings.ts tracesExport says:
+ * to OTEL_EXPORTER_OTLP_ENDPOINT, or on AWS (TRACES_EXPORT=xray) to X-Ray's OTLP endpoint, signed
+ * (lib/observability/xraySpanExporter.ts); nothing with TRACES_EXPORT=off. The exporter is loaded only when the
+ * first span ends, so a function that exports nothing pays for none of it at cold start. Handlers flush before they return (lib/observability/traceFlush.ts): a frozen Lambda
  * sends nothing. Handlers and adapters use the helpers below, never the SDK itself.
  */
 
@@ -43,10 +45,20 @@ let exporting: Promise<SpanProcessor> | undefined;
 /** Spans ended before the exporter was loaded: handed to it once it is. */
 let early: ReadableSpan[] = [];
 
-const loadExporter = (url: string): Promise<SpanProcessor> => {
-  exporting ??= import('@opentelemetry/exporter-trace-otlp-http').then(({ OTLPTraceExporter }) => {
+/** The exporter of a target: X-Ray's signed one (TRACES_EXPORT=xray) or the OTLP/HTTP JSON one, each a chunk of its own. */
+const exporterFor = async (target: TracesTarget): Promise<SpanExporter> => {
+  if (target.xrayRegion) {
+    const { XRaySpanExporter } = await import('./xraySpanExporter.ts');
+    return new XRaySpanExporter({ url: target.url, region: target.xrayRegion });
+  }
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+  return new OTLPTraceExporter({ url: target.url });
+};
+
+const loadExporter = (target: TracesTarget): Promise<SpanProcessor> => {
+  exporting ??= exporterFor(target).then((exporter) => {
     const processor = new BatchSpanProcessor({
-      exporter: new OTLPTraceExporter({ url }),
+      exporter,
       // Flushed by the handler before it returns; the timer only matters to a long-lived process (npm start).
       scheduledDelayMillis: 1000,
       maxQueueSize: 8192,
@@ -70,7 +82,7 @@ const processor: SpanProcessor = {
       if (exported) exported.onEnd(span);
       else {
         early.push(span);
-        void loadExporter(target.url);
+        void loadExporter(target);
       }
     }
     for (const watcher of watchers) watcher.onEnd(span);

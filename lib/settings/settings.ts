@@ -299,24 +299,44 @@ export const consoleSignInOrigin: Setting<string> = setting(
   (env) => new URL(required('CONSOLE_SIGN_IN_ORIGIN', env.CONSOLE_SIGN_IN_ORIGIN?.trim())).origin,
 );
 
+/** Where spans go: an OTLP/HTTP (JSON) URL, and for X-Ray's OTLP endpoint the region its requests are signed for. */
+export interface TracesTarget {
+  url: string;
+  /** Set when the requests are signed with Signature V4 for X-Ray (`TRACES_EXPORT=xray`). */
+  xrayRegion?: string;
+}
+
 /**
- * Where spans are exported (lib/observability/tracing.ts): OTLP over HTTP (JSON) to `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
- * as it is, else to `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces` (the OpenTelemetry convention); undefined, nothing
- * exported, when neither is set or `TRACES_EXPORT=off` (spans are still made: trace ids reach records, logs and
- * downstream requests).
+ * Where spans are exported (lib/observability/tracing.ts), by OTLP over HTTP (JSON). `TRACES_EXPORT`:
+ * - `on` (the default): to `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as it is, else to `OTEL_EXPORTER_OTLP_ENDPOINT` +
+ *   `/v1/traces` (the OpenTelemetry convention), unsigned; nothing when neither is set;
+ * - `xray` (serverless.yml sets it on AWS): to CloudWatch's X-Ray OTLP endpoint of the function's region
+ *   (`https://xray.<region>.amazonaws.com/v1/traces`, or the SDK's `AWS_ENDPOINT_URL_XRAY` / `AWS_ENDPOINT_URL`
+ *   override + `/v1/traces`), signed with the function role's credentials; the OTLP variables, when set, still
+ *   name the URL (a VPC endpoint, another collector);
+ * - `off`: nothing exported (spans are still made: trace ids reach records, logs and downstream requests).
  *
  * @example
  * tracesExport({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }) // { url: 'http://127.0.0.1:4318/v1/traces' }
  * tracesExport({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', TRACES_EXPORT: 'off' }) // undefined
+ * tracesExport({ TRACES_EXPORT: 'xray', AWS_REGION: 'eu-west-1' })
+ * // { url: 'https://xray.eu-west-1.amazonaws.com/v1/traces', xrayRegion: 'eu-west-1' }
  */
-export const tracesExport: Setting<{ url: string } | undefined> = setting((env) => {
+export const tracesExport: Setting<TracesTarget | undefined> = setting((env) => {
   const mode = env.TRACES_EXPORT?.trim() || 'on';
-  if (mode !== 'on' && mode !== 'off') throw new Error('TRACES_EXPORT must be on or off');
+  if (mode !== 'on' && mode !== 'off' && mode !== 'xray')
+    throw new Error('TRACES_EXPORT must be xray, on or off');
   if (mode === 'off') return undefined;
+  const withPath = (base: string) => `${base.replace(/\/+$/, '')}/v1/traces`;
   const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
-  if (traces) return { url: traces };
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  return base ? { url: `${base.replace(/\/+$/, '')}/v1/traces` } : undefined;
+  const otlp = traces || (base ? withPath(base) : undefined);
+  if (mode === 'on') return otlp ? { url: otlp } : undefined;
+  const region = required('AWS_REGION', env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim());
+  const override = (env.AWS_ENDPOINT_URL_XRAY || env.AWS_ENDPOINT_URL)?.trim();
+  const domain = region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com';
+  const xray = override ? withPath(override) : `https://xray.${region}.${domain}/v1/traces`;
+  return { url: otlp ?? xray, xrayRegion: region };
 });
 
 /**

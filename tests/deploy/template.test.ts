@@ -22,12 +22,17 @@ const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.T
 const functions = () => ofType('AWS::Lambda::Function');
 const workers = () => functions().filter(([id]) => /Delivery/.test(id));
 const roleOf = (fn: Resource) => (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-const statementsOf = (roleId: string) =>
-  (
-    resources[roleId].Properties.Policies as {
-      PolicyDocument: { Statement: { Action: string[]; Resource: unknown[] }[] };
-    }[]
-  ).flatMap((p) => p.PolicyDocument.Statement);
+type Statement = { Action: string[]; Resource: unknown[] };
+/** A role's statements: its inline policies' and those of the AWS::IAM::Policy resources attached to it. */
+const statementsOf = (roleId: string): Statement[] => [
+  ...(resources[roleId].Properties.Policies as { PolicyDocument: { Statement: Statement[] } }[]).flatMap(
+    (p) => p.PolicyDocument.Statement,
+  ),
+  ...ofType('AWS::IAM::Policy')
+    .filter(([, policy]) => ref(policy.Properties.Roles).includes(ref({ Ref: roleId })))
+    .flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+    .map((statement) => ({ ...statement, Resource: [statement.Resource].flat() })),
+];
 const ref = (value: unknown) => JSON.stringify(value);
 /** The event source mappings of the delivery workers (not the webhook dispatcher's). */
 const deliveryMappings = () =>
@@ -45,7 +50,7 @@ beforeAll(async () => {
 afterAll(() => rm(outDir, { recursive: true, force: true }));
 
 /** Actions IAM authorises on no resource (`Resource: '*'` is their only form). */
-const RESOURCELESS_ACTIONS = ['cloudwatch:GetMetricData'];
+const RESOURCELESS_ACTIONS = ['cloudwatch:GetMetricData', 'xray:PutSpans', 'xray:PutSpansForIndexing'];
 describe('packaged CloudFormation template', () => {
   it('runs every function on nodejs24.x, arm64, behind a REST API', () => {
     expect(functions().length).toBeGreaterThanOrEqual(6);
@@ -202,7 +207,7 @@ describe('packaged CloudFormation template', () => {
     for (const role of roles) {
       for (const statement of statementsOf(role)) {
         for (const action of statement.Action) expect(action === '*' || action.endsWith(':*')).toBe(false);
-        // CloudWatch's GetMetricData (the console's "Activity" page) has no resource-level permission: `*` only.
+        // CloudWatch's GetMetricData (the console's "Activity" page) and X-Ray's span uploads take no resource: `*` only.
         const resourceless = statement.Action.every((action) => RESOURCELESS_ACTIONS.includes(action));
         for (const resource of statement.Resource) if (!resourceless) expect(resource).not.toBe('*');
       }
@@ -405,6 +410,8 @@ describe('the webhook dispatcher, its queue and dead-letter queue', () => {
       // Each attempt noted in its record's story (the console's timeline).
       ['dynamodb:UpdateItem'],
       ['secretsmanager:GetSecretValue'],
+      // Its spans, to X-Ray's OTLP endpoint (TracesExportPolicy).
+      ['xray:PutSpans', 'xray:PutSpansForIndexing'],
     ]);
     expect(ref(statements[1].Resource)).toBe(ref([{ 'Fn::GetAtt': ['WebhookQueue', 'Arn'] }]));
     expect(ref(statements[2].Resource)).toBe(ref([{ 'Fn::GetAtt': ['RecordsTable', 'Arn'] }]));
