@@ -3,6 +3,7 @@
  * imported from it (`import type` only: nothing of lib/ is bundled).
  */
 import type { ActivityHour } from '../../lib/console/activity/hours.ts';
+import type { TraceRow } from '../../lib/console/traceRow.ts';
 import type { Downstream } from '../../lib/outage/types.ts';
 import type { StoryEntry } from '../../lib/records/story.ts';
 
@@ -90,20 +91,8 @@ export interface RedriveResult {
   skipped?: { id: string; reason: string }[];
 }
 
-/** One span of a record's trace, in drawing order (GET records/{id}/trace). */
-export interface TraceSpan {
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  /** After the trace's first span. */
-  startMs: number;
-  durationMs: number;
-  status: 'ok' | 'error';
-  statusCode?: number;
-  /** A span of a batched call's own trace, linked to this record's. */
-  linked: boolean;
-  depth: number;
-}
+/** One span of a record's trace, in drawing order (GET records/{id}/trace): lib's row. */
+export type TraceSpan = TraceRow;
 
 export interface TraceView {
   traceId: string;

@@ -4,24 +4,10 @@ import { jsonResponse } from '../http/responses.ts';
 import { nanosToMs, type TraceEntry, traceStart, traceTree } from '../observability/keptSpans.ts';
 import { traceIdOf } from '../observability/traceContext.ts';
 import { recordStateOr404 } from './recordRequest.ts';
+import type { TraceRow } from './traceRow.ts';
 import { type TraceSource, traceSource } from './traceSource.ts';
 
-/** One row of a record's waterfall, as the console draws it. */
-export interface TraceRow {
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  /** After the trace's first span. */
-  startMs: number;
-  durationMs: number;
-  status: 'ok' | 'error';
-  /** The HTTP status the span's request was answered (its `http.response.status_code`). */
-  statusCode?: number;
-  /** A span of a batched call's own trace, linked to this record's. */
-  linked: boolean;
-  /** How deep it is drawn: 0 for a root, its parent's plus one (a linked call's root under the span it links to). */
-  depth: number;
-}
+export type { TraceRow } from './traceRow.ts';
 
 /**
  * The rows of a trace in drawing order. Only names, times and statuses: a span's other attributes (record ids,
