@@ -210,7 +210,10 @@ try {
         ...baseEnv(),
         ...(mode === 'on' ? exportOn : exportOff),
       }).catch((error: Error) => {
-        workerFailure = error.message.split('\n').find((line) => line.startsWith('Error:')) ?? error.message;
+        // The reason only, without this machine's paths (RESULTS.md is read elsewhere).
+        workerFailure = (
+          error.message.split('\n').find((line) => line.startsWith('Error:')) ?? error.message
+        ).replaceAll(`${process.cwd()}/`, '');
         return undefined;
       });
       if (!run) break;
